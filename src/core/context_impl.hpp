@@ -1,0 +1,52 @@
+// The shared state behind a Context. Backend code reaches the CUDA handles through it; the
+// handles are stored as void* so that core code compiles without CUDA headers.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "gpuqr/context.hpp"
+
+namespace gpuqr::detail {
+
+class ContextImpl {
+ public:
+  ContextImpl() = default;  // the CPU
+  ~ContextImpl();
+  ContextImpl(const ContextImpl&) = delete;
+  ContextImpl& operator=(const ContextImpl&) = delete;
+
+  Backend backend = Backend::cpu;
+  int device = -1;
+  CudaStream stream = nullptr;
+  bool owns_stream = false;
+  bool check_finite = true;
+  void* cublas = nullptr;    // cublasHandle_t
+  void* cusolver = nullptr;  // cusolverDnHandle_t
+
+  void* workspace = nullptr;
+  std::size_t workspace_bytes = 0;
+  // Grown on demand by cuda_workspace(); owned here, freed by cuda_release_context().
+  void* scratch = nullptr;  // a small device buffer for results read back (info, norms)
+};
+
+// Implemented by the CUDA backend (src/cuda/context.cu) or the stubs (src/stubs/).
+void cuda_init_context(ContextImpl& impl, int device, CudaStream stream);
+void cuda_release_context(ContextImpl& impl) noexcept;
+void cuda_synchronize(const ContextImpl& impl);
+/// A device workspace of at least `bytes`, grown (never shrunk) on demand; growing waits for
+/// the stream first, since queued work may still read the old buffer.
+void* cuda_workspace(ContextImpl& impl, std::size_t bytes);
+std::string cuda_describe(const ContextImpl& impl);
+std::vector<DeviceInfo> cuda_device_list() noexcept;
+std::string cuda_unavailable_reason_impl();
+void* cuda_malloc(std::size_t bytes, int device);
+void cuda_free(void* p, int device) noexcept;
+/// Synchronous 2-D copy where at least one side is device memory.
+void cuda_copy_2d(void* dst, std::int64_t ldd_bytes, bool dst_device, const void* src,
+                  std::int64_t lds_bytes, bool src_device, std::int64_t row_bytes,
+                  std::int64_t cols);
+
+}  // namespace gpuqr::detail

@@ -1,0 +1,166 @@
+// Dense QR drivers: argument checks, then leaf operations of the context's backend.
+// Everything here is backend-agnostic; gels is composed of geqrf, ormqr and trsm.
+#include "gpuqr/dense.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "src/core/dense_drivers.hpp"
+#include "src/core/dense_kernels.hpp"
+#include "src/core/dispatch.hpp"
+
+namespace gpuqr {
+
+using detail::check_view;
+using detail::shape;
+
+namespace detail {
+
+template <class T>
+void check_finite(const Context& ctx, MatrixView<const T> a, const char* what,
+                  const char* routine) {
+  if (!ctx.check_finite() || a.empty()) return;
+  if (!GPUQR_DISPATCH(ctx, all_finite, a)) {
+    GPUQR_THROW(InvalidArgument, std::string(routine) + ": " + what +
+                                     " contains NaN or Inf (turn the check off with "
+                                     "Context::set_check_finite(false))");
+  }
+}
+
+/// min |d_i| / max |d_i| over R's diagonal, and the first exact zero.
+std::pair<double, std::int64_t> diagonal_summary(const std::vector<double>& d) {
+  if (d.empty()) return {1.0, -1};
+  double lo = std::numeric_limits<double>::infinity(), hi = 0.0;
+  std::int64_t zero_at = -1;
+  for (std::size_t i = 0; i < d.size(); ++i) {
+    lo = std::min(lo, d[i]);
+    hi = std::max(hi, d[i]);
+    if (d[i] == 0.0 && zero_at < 0) zero_at = static_cast<std::int64_t>(i);
+  }
+  return {hi > 0.0 ? lo / hi : 0.0, zero_at};
+}
+
+}  // namespace detail
+
+template <class T>
+void geqrf(const Context& ctx, MatrixView<T> a, VectorView<T> tau) {
+  check_view(ctx, a, "A", "geqrf");
+  check_view(ctx, tau, "tau", "geqrf");
+  const std::int64_t k = std::min(a.rows(), a.cols());
+  GPUQR_CHECK_ARG(tau.size() >= k, "geqrf: tau needs min(m, n) = " + std::to_string(k) +
+                                       " entries, has " + std::to_string(tau.size()));
+  detail::check_finite<T>(ctx, a, "A", "geqrf");
+  GPUQR_DISPATCH(ctx, geqrf, a, tau);
+}
+
+template <class T>
+void orgqr(const Context& ctx, std::int64_t k, MatrixView<T> a, VectorView<const T> tau) {
+  check_view(ctx, a, "A", "orgqr");
+  check_view(ctx, tau, "tau", "orgqr");
+  GPUQR_CHECK_ARG(a.rows() >= a.cols(), "orgqr: A is " + shape(a.rows(), a.cols()) +
+                                            "; Q's columns need m >= n");
+  GPUQR_CHECK_ARG(k >= 0 && k <= a.cols(),
+                  "orgqr: k = " + std::to_string(k) + " reflectors for n = " +
+                      std::to_string(a.cols()) + " columns; need 0 <= k <= n");
+  GPUQR_CHECK_ARG(tau.size() >= k, "orgqr: tau has " + std::to_string(tau.size()) +
+                                       " entries for k = " + std::to_string(k));
+  GPUQR_DISPATCH(ctx, orgqr, k, a, tau);
+}
+
+template <class T>
+void ormqr(const Context& ctx, Side side, Op op, MatrixView<const T> a, VectorView<const T> tau,
+           MatrixView<T> c) {
+  check_view(ctx, a, "A", "ormqr");
+  check_view(ctx, tau, "tau", "ormqr");
+  check_view(ctx, c, "C", "ormqr");
+  const std::int64_t q_order = side == Side::left ? c.rows() : c.cols();
+  GPUQR_CHECK_ARG(a.rows() == q_order,
+                  "ormqr: the reflectors have " + std::to_string(a.rows()) + " rows but C (" +
+                      shape(c.rows(), c.cols()) + ") needs " + std::to_string(q_order) +
+                      (side == Side::left ? " (C's rows)" : " (C's columns)"));
+  GPUQR_CHECK_ARG(a.cols() <= a.rows(), "ormqr: more reflectors (" + std::to_string(a.cols()) +
+                                            ") than rows (" + std::to_string(a.rows()) + ")");
+  GPUQR_CHECK_ARG(tau.size() >= a.cols(), "ormqr: tau has " + std::to_string(tau.size()) +
+                                              " entries for " + std::to_string(a.cols()) +
+                                              " reflectors");
+  GPUQR_DISPATCH(ctx, ormqr, side, op, a, tau, c);
+}
+
+template <class T>
+TriangularInfo trtrs(const Context& ctx, Uplo uplo, Op op, Diag diag, MatrixView<const T> a,
+                     MatrixView<T> b) {
+  check_view(ctx, a, "A", "trtrs");
+  check_view(ctx, b, "B", "trtrs");
+  GPUQR_CHECK_ARG(a.rows() == a.cols(), "trtrs: A is " + shape(a.rows(), a.cols()) +
+                                            ", not square");
+  GPUQR_CHECK_ARG(b.rows() == a.rows(), "trtrs: B has " + std::to_string(b.rows()) +
+                                            " rows, A is " + shape(a.rows(), a.cols()));
+  detail::check_finite<T>(ctx, a, "A", "trtrs");
+  detail::check_finite<T>(ctx, MatrixView<const T>(b), "B", "trtrs");
+  TriangularInfo info;
+  if (diag == Diag::non_unit) {
+    info.singular_at = detail::diagonal_summary(GPUQR_DISPATCH(ctx, abs_diagonal, a)).second;
+    if (info.singular()) return info;
+  }
+  GPUQR_DISPATCH(ctx, trsm, uplo, op, diag, a, b);
+  return info;
+}
+
+namespace detail {
+
+template <class T>
+LstsqInfo solve_factored(const Context& ctx, MatrixView<const T> qr, VectorView<const T> tau,
+                         MatrixView<T> b) {
+  const std::int64_t n = qr.cols();
+  LstsqInfo info;
+  GPUQR_DISPATCH(ctx, ormqr, Side::left, Op::trans, qr, tau, b);
+  const auto [rcond, zero_at] =
+      diagonal_summary(GPUQR_DISPATCH(ctx, abs_diagonal, qr.block(0, 0, n, n)));
+  info.rcond_estimate = rcond;
+  info.singular_at = zero_at;
+  if (!info.singular()) {
+    GPUQR_DISPATCH(ctx, trsm, Uplo::upper, Op::no_trans, Diag::non_unit, qr.block(0, 0, n, n),
+                   b.block(0, 0, n, b.cols()));
+  }
+  info.residual_norms = GPUQR_DISPATCH(
+      ctx, column_norms, MatrixView<const T>(b.block(n, 0, b.rows() - n, b.cols())));
+  return info;
+}
+
+}  // namespace detail
+
+template <class T>
+LstsqInfo gels(const Context& ctx, MatrixView<T> a, MatrixView<T> b) {
+  check_view(ctx, a, "A", "gels");
+  check_view(ctx, b, "B", "gels");
+  GPUQR_CHECK_ARG(a.rows() >= a.cols(), "gels: A is " + shape(a.rows(), a.cols()) +
+                                            "; least squares needs m >= n (an "
+                                            "underdetermined system has no QR solve here)");
+  GPUQR_CHECK_ARG(b.rows() == a.rows(), "gels: B has " + std::to_string(b.rows()) +
+                                            " rows, A is " + shape(a.rows(), a.cols()));
+  detail::check_finite<T>(ctx, a, "A", "gels");
+  detail::check_finite<T>(ctx, MatrixView<const T>(b), "B", "gels");
+  Matrix<T> tau(a.cols(), 1, detail::space_of(ctx), ctx.device());
+  VectorView<T> tau_view(tau.data(), a.cols(), tau.space(), tau.device());
+  GPUQR_DISPATCH(ctx, geqrf, a, tau_view);
+  return detail::solve_factored<T>(ctx, a, tau_view, b);
+}
+
+#define GPUQR_INSTANTIATE_DENSE_API(T)                                                        \
+  template void geqrf<T>(const Context&, MatrixView<T>, VectorView<T>);                       \
+  template void orgqr<T>(const Context&, std::int64_t, MatrixView<T>, VectorView<const T>);   \
+  template void ormqr<T>(const Context&, Side, Op, MatrixView<const T>, VectorView<const T>,  \
+                         MatrixView<T>);                                                      \
+  template TriangularInfo trtrs<T>(const Context&, Uplo, Op, Diag, MatrixView<const T>,       \
+                                   MatrixView<T>);                                            \
+  template LstsqInfo gels<T>(const Context&, MatrixView<T>, MatrixView<T>);                   \
+  template void detail::check_finite<T>(const Context&, MatrixView<const T>, const char*,     \
+                                        const char*);                                         \
+  template LstsqInfo detail::solve_factored<T>(const Context&, MatrixView<const T>,           \
+                                               VectorView<const T>, MatrixView<T>);
+
+GPUQR_INSTANTIATE_DENSE_API(float)
+GPUQR_INSTANTIATE_DENSE_API(double)
+
+}  // namespace gpuqr

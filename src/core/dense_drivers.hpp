@@ -1,0 +1,26 @@
+// Driver pieces shared between the dense functions and the factorization objects.
+#pragma once
+
+#include <utility>
+#include <vector>
+
+#include "gpuqr/dense.hpp"
+
+namespace gpuqr::detail {
+
+/// Throws InvalidArgument (naming `what` and `routine`) when ctx.check_finite() and `a`
+/// holds a NaN or Inf.
+template <class T>
+void check_finite(const Context& ctx, MatrixView<const T> a, const char* what,
+                  const char* routine);
+
+/// Q^T B, R^{-1} on B's top n rows, residual norms from the rest; `qr` is geqrf's m x n
+/// output (m >= n). On a singular R, B holds Q^T B and the info says where.
+template <class T>
+LstsqInfo solve_factored(const Context& ctx, MatrixView<const T> qr, VectorView<const T> tau,
+                         MatrixView<T> b);
+
+/// (min |d_i| / max |d_i|, first i with d_i == 0 or -1).
+std::pair<double, std::int64_t> diagonal_summary(const std::vector<double>& d);
+
+}  // namespace gpuqr::detail

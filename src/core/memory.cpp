@@ -1,0 +1,54 @@
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+#include "gpuqr/matrix.hpp"
+#include "src/core/context_impl.hpp"
+
+namespace gpuqr {
+
+const char* to_string(MemorySpace space) {
+  return space == MemorySpace::host ? "host" : "device";
+}
+
+namespace detail {
+
+void* allocate(std::size_t bytes, MemorySpace space, int device) {
+  if (bytes == 0) return nullptr;
+  if (space == MemorySpace::device) return cuda_malloc(bytes, device);
+  constexpr std::size_t kAlign = 64;  // a cache line; what OpenBLAS likes
+  void* p = std::aligned_alloc(kAlign, (bytes + kAlign - 1) / kAlign * kAlign);
+  if (p == nullptr) {
+    GPUQR_THROW(OutOfMemory, "host allocation of " + std::to_string(bytes) + " bytes failed");
+  }
+  return p;
+}
+
+void deallocate(void* p, MemorySpace space, int device) noexcept {
+  if (p == nullptr) return;
+  if (space == MemorySpace::device) {
+    cuda_free(p, device);
+  } else {
+    std::free(p);
+  }
+}
+
+void copy_2d(void* dst, std::int64_t ldd, MemorySpace dst_space, const void* src,
+             std::int64_t lds, MemorySpace src_space, std::int64_t rows, std::int64_t cols,
+             std::size_t elem) {
+  if (rows == 0 || cols == 0) return;
+  const auto row_bytes = static_cast<std::int64_t>(rows * elem);
+  if (dst_space == MemorySpace::host && src_space == MemorySpace::host) {
+    for (std::int64_t j = 0; j < cols; ++j) {
+      std::memcpy(static_cast<char*>(dst) + j * ldd * elem,
+                  static_cast<const char*>(src) + j * lds * elem, row_bytes);
+    }
+    return;
+  }
+  cuda_copy_2d(dst, ldd * static_cast<std::int64_t>(elem), dst_space == MemorySpace::device,
+               src, lds * static_cast<std::int64_t>(elem), src_space == MemorySpace::device,
+               row_bytes, cols);
+}
+
+}  // namespace detail
+}  // namespace gpuqr

@@ -1,0 +1,85 @@
+// What a build without the CUDA backend links against: every CUDA entry point throws
+// NotCompiled, device queries report none, so a CPU-only build always links and runs.
+#include "gpuqr/error.hpp"
+#include "src/core/context_impl.hpp"
+#include "src/core/dense_kernels.hpp"
+
+namespace gpuqr {
+
+bool cuda_compiled() noexcept { return false; }
+
+namespace detail {
+namespace {
+[[noreturn]] void not_compiled(const char* what) {
+  GPUQR_THROW(NotCompiled, std::string(what) +
+                               ": this gpuqr was built without the CUDA backend "
+                               "(configure with nvcc present and GPUQR_ENABLE_CUDA=ON)");
+}
+}  // namespace
+
+void cuda_init_context(ContextImpl&, int, CudaStream) { not_compiled("Context::cuda"); }
+void cuda_release_context(ContextImpl&) noexcept {}
+void cuda_synchronize(const ContextImpl&) { not_compiled("Context::synchronize"); }
+void* cuda_workspace(ContextImpl&, std::size_t) { not_compiled("cuda workspace"); }
+std::string cuda_describe(const ContextImpl&) { return "cuda (not compiled)"; }
+std::vector<DeviceInfo> cuda_device_list() noexcept { return {}; }
+std::string cuda_unavailable_reason_impl() {
+  return "this gpuqr was built without the CUDA backend";
+}
+void* cuda_malloc(std::size_t, int) { not_compiled("device allocation"); }
+void cuda_free(void*, int) noexcept {}
+void cuda_copy_2d(void*, std::int64_t, bool, const void*, std::int64_t, bool, std::int64_t,
+                  std::int64_t) {
+  not_compiled("device copy");
+}
+}  // namespace detail
+
+namespace kernels::cuda {
+
+template <class T>
+void geqrf(detail::ContextImpl&, MatrixView<T>, VectorView<T>) {
+  detail::not_compiled("cuda geqrf");
+}
+template <class T>
+void orgqr(detail::ContextImpl&, std::int64_t, MatrixView<T>, VectorView<const T>) {
+  detail::not_compiled("cuda orgqr");
+}
+template <class T>
+void ormqr(detail::ContextImpl&, Side, Op, MatrixView<const T>, VectorView<const T>,
+           MatrixView<T>) {
+  detail::not_compiled("cuda ormqr");
+}
+template <class T>
+void trsm(detail::ContextImpl&, Uplo, Op, Diag, MatrixView<const T>, MatrixView<T>) {
+  detail::not_compiled("cuda trsm");
+}
+template <class T>
+std::vector<double> abs_diagonal(detail::ContextImpl&, MatrixView<const T>) {
+  detail::not_compiled("cuda abs_diagonal");
+}
+template <class T>
+std::vector<double> column_norms(detail::ContextImpl&, MatrixView<const T>) {
+  detail::not_compiled("cuda column_norms");
+}
+template <class T>
+bool all_finite(detail::ContextImpl&, MatrixView<const T>) {
+  detail::not_compiled("cuda all_finite");
+}
+template <class T>
+void copy(detail::ContextImpl&, MatrixView<const T>, MatrixView<T>) {
+  detail::not_compiled("cuda copy");
+}
+template <class T>
+void copy_upper(detail::ContextImpl&, MatrixView<const T>, MatrixView<T>) {
+  detail::not_compiled("cuda copy_upper");
+}
+template <class T>
+void fill(detail::ContextImpl&, MatrixView<T>, T) {
+  detail::not_compiled("cuda fill");
+}
+
+GPUQR_INSTANTIATE_DENSE_KERNELS(float)
+GPUQR_INSTANTIATE_DENSE_KERNELS(double)
+
+}  // namespace kernels::cuda
+}  // namespace gpuqr

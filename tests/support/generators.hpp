@@ -1,0 +1,38 @@
+// Test and benchmark inputs: random and structured matrices, never zeros.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "gpuqr/matrix.hpp"
+
+namespace gpuqr::testing {
+
+enum class MatrixKind {
+  random,          // entries uniform in (-1, 1)
+  graded,          // random, column j scaled by 10^(-g j / n): g = 6 (double), 3 (float)
+  ill_conditioned, // U diag(sigma) V^T, sigma geometric from 1 to 1/cond
+  rank_deficient,  // product of m x r and r x n random factors, r = n / 2 (at least 1)
+};
+
+const char* to_string(MatrixKind kind);
+
+/// A host m x n matrix of `kind`, from `seed`; `cond` is used by ill_conditioned.
+template <class T>
+Matrix<T> make_matrix(MatrixKind kind, std::int64_t m, std::int64_t n, std::uint64_t seed,
+                      double cond = 1e6);
+
+/// Entries uniform in (-1, 1) (never exactly zero), host memory.
+template <class T>
+Matrix<T> random_matrix(std::int64_t m, std::int64_t n, std::uint64_t seed);
+
+/// A copy of `a` whose leading dimension is rows + pad (views of it exercise ld > m).
+template <class T>
+struct Padded {
+  Matrix<T> storage;
+  MatrixView<T> view;
+};
+template <class T>
+Padded<T> padded_copy(MatrixView<const T> a, std::int64_t pad);
+
+}  // namespace gpuqr::testing
