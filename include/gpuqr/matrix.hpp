@@ -33,7 +33,8 @@ class MatrixView {
     GPUQR_CHECK_ARG(data != nullptr || rows == 0 || cols == 0, "null data for a non-empty matrix");
   }
 
-  /// A const view of the same memory.
+  /// A const view of the same memory (for views of non-const T).
+  template <class U = T, std::enable_if_t<!std::is_const_v<U>, int> = 0>
   operator MatrixView<const value_type>() const {
     return MatrixView<const value_type>(data_, rows_, cols_, ld_, space_, device_);
   }
@@ -81,6 +82,7 @@ class VectorView {
     GPUQR_CHECK_ARG(size >= 0, "vector size must be non-negative");
     GPUQR_CHECK_ARG(data != nullptr || size == 0, "null data for a non-empty vector");
   }
+  template <class U = T, std::enable_if_t<!std::is_const_v<U>, int> = 0>
   operator VectorView<const value_type>() const {
     return VectorView<const value_type>(data_, size_, space_, device_);
   }

@@ -26,8 +26,13 @@ class ContextImpl {
   void* cublas = nullptr;    // cublasHandle_t
   void* cusolver = nullptr;  // cusolverDnHandle_t
 
-  void* workspace = nullptr;
-  std::size_t workspace_bytes = 0;
+  /// Grow-only device buffers, one per user so that a driver's buffers survive the leaf calls
+  /// it makes: kLeafWorkspace for leaf operations (cuSOLVER's work arrays, small results),
+  /// kDriverWorkspace for drivers (the blocked QR's V, T and W).
+  static constexpr int kLeafWorkspace = 0;
+  static constexpr int kDriverWorkspace = 1;
+  void* workspace[2] = {nullptr, nullptr};
+  std::size_t workspace_bytes[2] = {0, 0};
   // Grown on demand by cuda_workspace(); owned here, freed by cuda_release_context().
   void* scratch = nullptr;  // a small device buffer for results read back (info, norms)
 };
@@ -38,7 +43,8 @@ void cuda_release_context(ContextImpl& impl) noexcept;
 void cuda_synchronize(const ContextImpl& impl);
 /// A device workspace of at least `bytes`, grown (never shrunk) on demand; growing waits for
 /// the stream first, since queued work may still read the old buffer.
-void* cuda_workspace(ContextImpl& impl, std::size_t bytes);
+void* cuda_workspace(ContextImpl& impl, std::size_t bytes,
+                     int slot = ContextImpl::kLeafWorkspace);
 std::string cuda_describe(const ContextImpl& impl);
 std::vector<DeviceInfo> cuda_device_list() noexcept;
 std::string cuda_unavailable_reason_impl();

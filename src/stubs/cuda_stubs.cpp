@@ -20,7 +20,7 @@ namespace {
 void cuda_init_context(ContextImpl&, int, CudaStream) { not_compiled("Context::cuda"); }
 void cuda_release_context(ContextImpl&) noexcept {}
 void cuda_synchronize(const ContextImpl&) { not_compiled("Context::synchronize"); }
-void* cuda_workspace(ContextImpl&, std::size_t) { not_compiled("cuda workspace"); }
+void* cuda_workspace(ContextImpl&, std::size_t, int) { not_compiled("cuda workspace"); }
 std::string cuda_describe(const ContextImpl&) { return "cuda (not compiled)"; }
 std::vector<DeviceInfo> cuda_device_list() noexcept { return {}; }
 std::string cuda_unavailable_reason_impl() {
