@@ -33,6 +33,8 @@ class ContextImpl {
   static constexpr int kDriverWorkspace = 1;
   void* workspace[2] = {nullptr, nullptr};
   std::size_t workspace_bytes[2] = {0, 0};
+  /// The CPU backend's driver workspace (host memory), grow-only; see host_workspace().
+  std::vector<double> host_workspace;
   // Grown on demand by cuda_workspace(); owned here, freed by cuda_release_context().
   void* scratch = nullptr;  // a small device buffer for results read back (info, norms)
 };

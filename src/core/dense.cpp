@@ -6,6 +6,7 @@
 #include <cmath>
 #include <limits>
 
+#include "src/core/blocked_qr.hpp"
 #include "src/core/dense_drivers.hpp"
 #include "src/core/dense_kernels.hpp"
 #include "src/core/dispatch.hpp"
@@ -41,6 +42,34 @@ std::pair<double, std::int64_t> diagonal_summary(const std::vector<double>& d) {
   return {hi > 0.0 ? lo / hi : 0.0, zero_at};
 }
 
+template <class T>
+void run_geqrf(const Context& ctx, MatrixView<T> a, VectorView<T> tau) {
+  if (ctx.is_cuda()) {
+    blocked_geqrf<T>(ctx, a, tau);
+  } else {
+    kernels::cpu::geqrf<T>(ctx.impl(), a, tau);
+  }
+}
+
+template <class T>
+void run_ormqr(const Context& ctx, Side side, Op op, MatrixView<const T> a,
+               VectorView<const T> tau, MatrixView<T> c) {
+  if (ctx.is_cuda()) {
+    blocked_ormqr<T>(ctx, side, op, a, tau, c);
+  } else {
+    kernels::cpu::ormqr<T>(ctx.impl(), side, op, a, tau, c);
+  }
+}
+
+template <class T>
+void run_orgqr(const Context& ctx, std::int64_t k, MatrixView<T> a, VectorView<const T> tau) {
+  if (ctx.is_cuda()) {
+    blocked_orgqr<T>(ctx, k, a, tau);
+  } else {
+    kernels::cpu::orgqr<T>(ctx.impl(), k, a, tau);
+  }
+}
+
 }  // namespace detail
 
 template <class T>
@@ -51,7 +80,7 @@ void geqrf(const Context& ctx, MatrixView<T> a, VectorView<T> tau) {
   GPUQR_CHECK_ARG(tau.size() >= k, "geqrf: tau needs min(m, n) = " + std::to_string(k) +
                                        " entries, has " + std::to_string(tau.size()));
   detail::check_finite<T>(ctx, a, "A", "geqrf");
-  GPUQR_DISPATCH(ctx, geqrf, a, tau);
+  detail::run_geqrf<T>(ctx, a, tau);
 }
 
 template <class T>
@@ -65,7 +94,7 @@ void orgqr(const Context& ctx, std::int64_t k, MatrixView<T> a, VectorView<const
                       std::to_string(a.cols()) + " columns; need 0 <= k <= n");
   GPUQR_CHECK_ARG(tau.size() >= k, "orgqr: tau has " + std::to_string(tau.size()) +
                                        " entries for k = " + std::to_string(k));
-  GPUQR_DISPATCH(ctx, orgqr, k, a, tau);
+  detail::run_orgqr<T>(ctx, k, a, tau);
 }
 
 template <class T>
@@ -84,7 +113,7 @@ void ormqr(const Context& ctx, Side side, Op op, MatrixView<const T> a, VectorVi
   GPUQR_CHECK_ARG(tau.size() >= a.cols(), "ormqr: tau has " + std::to_string(tau.size()) +
                                               " entries for " + std::to_string(a.cols()) +
                                               " reflectors");
-  GPUQR_DISPATCH(ctx, ormqr, side, op, a, tau, c);
+  detail::run_ormqr<T>(ctx, side, op, a, tau, c);
 }
 
 template <class T>
@@ -114,7 +143,7 @@ LstsqInfo solve_factored(const Context& ctx, MatrixView<const T> qr, VectorView<
                          MatrixView<T> b) {
   const std::int64_t n = qr.cols();
   LstsqInfo info;
-  GPUQR_DISPATCH(ctx, ormqr, Side::left, Op::trans, qr, tau, b);
+  run_ormqr<T>(ctx, Side::left, Op::trans, qr, tau, b);
   const auto [rcond, zero_at] =
       diagonal_summary(GPUQR_DISPATCH(ctx, abs_diagonal, qr.block(0, 0, n, n)));
   info.rcond_estimate = rcond;
@@ -143,7 +172,7 @@ LstsqInfo gels(const Context& ctx, MatrixView<T> a, MatrixView<T> b) {
   detail::check_finite<T>(ctx, MatrixView<const T>(b), "B", "gels");
   Matrix<T> tau(a.cols(), 1, detail::space_of(ctx), ctx.device());
   VectorView<T> tau_view(tau.data(), a.cols(), tau.space(), tau.device());
-  GPUQR_DISPATCH(ctx, geqrf, a, tau_view);
+  detail::run_geqrf<T>(ctx, a, tau_view);
   return detail::solve_factored<T>(ctx, a, tau_view, b);
 }
 
@@ -157,6 +186,11 @@ LstsqInfo gels(const Context& ctx, MatrixView<T> a, MatrixView<T> b) {
   template LstsqInfo gels<T>(const Context&, MatrixView<T>, MatrixView<T>);                   \
   template void detail::check_finite<T>(const Context&, MatrixView<const T>, const char*,     \
                                         const char*);                                         \
+  template void detail::run_geqrf<T>(const Context&, MatrixView<T>, VectorView<T>);         \
+  template void detail::run_ormqr<T>(const Context&, Side, Op, MatrixView<const T>,          \
+                                     VectorView<const T>, MatrixView<T>);                    \
+  template void detail::run_orgqr<T>(const Context&, std::int64_t, MatrixView<T>,            \
+                                     VectorView<const T>);                                   \
   template LstsqInfo detail::solve_factored<T>(const Context&, MatrixView<const T>,           \
                                                VectorView<const T>, MatrixView<T>);
 

@@ -20,6 +20,16 @@ template <class T>
 LstsqInfo solve_factored(const Context& ctx, MatrixView<const T> qr, VectorView<const T> tau,
                          MatrixView<T> b);
 
+/// The factorization engines, after argument checks: on CUDA the blocked Householder
+/// driver (src/core/blocked_qr.cpp, our panel kernel + cuBLAS); on the CPU LAPACK's own.
+template <class T>
+void run_geqrf(const Context& ctx, MatrixView<T> a, VectorView<T> tau);
+template <class T>
+void run_ormqr(const Context& ctx, Side side, Op op, MatrixView<const T> a,
+               VectorView<const T> tau, MatrixView<T> c);
+template <class T>
+void run_orgqr(const Context& ctx, std::int64_t k, MatrixView<T> a, VectorView<const T> tau);
+
 /// (min |d_i| / max |d_i|, first i with d_i == 0 or -1).
 std::pair<double, std::int64_t> diagonal_summary(const std::vector<double>& d);
 

@@ -38,7 +38,7 @@ HouseholderQR<T>& HouseholderQR<T>::compute(MatrixView<const T> a) {
   Matrix<T> qr = Matrix<T>::copy_of(a, space, ctx_.device());
   detail::check_finite<T>(ctx_, qr.view(), "A", "HouseholderQR::compute");
   Matrix<T> tau(std::min(qr.rows(), qr.cols()), 1, space, ctx_.device());
-  GPUQR_DISPATCH(ctx_, geqrf, qr.view(), as_vector(tau));
+  detail::run_geqrf<T>(ctx_, qr.view(), as_vector(tau));
   qr_ = std::move(qr);
   tau_ = std::move(tau);
   computed_ = true;
@@ -77,7 +77,7 @@ Matrix<T> HouseholderQR<T>::householder_q(QMode mode) const {
   // Columns past k (full Q of a wide or tall matrix) start as anything: orgqr sets them.
   GPUQR_DISPATCH(ctx_, copy, qr_.view().block(0, 0, m, k), q.view().block(0, 0, m, k));
   if (q_cols > k) GPUQR_DISPATCH(ctx_, fill, q.view().block(0, k, m, q_cols - k), T(0));
-  GPUQR_DISPATCH(ctx_, orgqr, k, q.view(), as_vector(tau_));
+  detail::run_orgqr<T>(ctx_, k, q.view(), as_vector(tau_));
   return q;
 }
 

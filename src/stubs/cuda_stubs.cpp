@@ -2,6 +2,7 @@
 // NotCompiled, device queries report none, so a CPU-only build always links and runs.
 #include "gpuqr/error.hpp"
 #include "src/core/context_impl.hpp"
+#include "src/core/blocked_kernels.hpp"
 #include "src/core/dense_kernels.hpp"
 
 namespace gpuqr {
@@ -78,6 +79,34 @@ void fill(detail::ContextImpl&, MatrixView<T>, T) {
   detail::not_compiled("cuda fill");
 }
 
+std::int64_t max_panel_width(detail::ContextImpl&, int) {
+  detail::not_compiled("cuda max_panel_width");
+}
+template <class T>
+void panel_qr(detail::ContextImpl&, MatrixView<T>, VectorView<T>, MatrixView<T>) {
+  detail::not_compiled("cuda panel_qr");
+}
+template <class T>
+void form_v(detail::ContextImpl&, MatrixView<const T>, MatrixView<T>) {
+  detail::not_compiled("cuda form_v");
+}
+template <class T>
+void larft(detail::ContextImpl&, MatrixView<const T>, VectorView<const T>, MatrixView<T>,
+           MatrixView<T>) {
+  detail::not_compiled("cuda larft");
+}
+template <class T>
+void larfb(detail::ContextImpl&, Side, Op, MatrixView<const T>, MatrixView<const T>,
+           MatrixView<T>, MatrixView<T>) {
+  detail::not_compiled("cuda larfb");
+}
+template <class T>
+void laset(detail::ContextImpl&, T, T, MatrixView<T>) {
+  detail::not_compiled("cuda laset");
+}
+
+GPUQR_INSTANTIATE_BLOCKED_KERNELS(float)
+GPUQR_INSTANTIATE_BLOCKED_KERNELS(double)
 GPUQR_INSTANTIATE_DENSE_KERNELS(float)
 GPUQR_INSTANTIATE_DENSE_KERNELS(double)
 

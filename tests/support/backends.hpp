@@ -30,6 +30,11 @@ inline auto all_backend_cases() {
                            BackendCase{Backend::cuda, true}, BackendCase{Backend::cuda, false});
 }
 
+/// The CUDA cases alone (for tests that compare CUDA kernels with their CPU twins).
+inline auto cuda_backend_cases() {
+  return ::testing::Values(BackendCase{Backend::cuda, true}, BackendCase{Backend::cuda, false});
+}
+
 /// Fixture: ctx() is the backend's context; CUDA cases skip when no GPU is visible.
 class BackendTest : public ::testing::TestWithParam<BackendCase> {
  protected:

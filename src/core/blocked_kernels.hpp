@@ -1,0 +1,54 @@
+// Leaf operations of the blocked Householder QR (src/core/blocked_qr.cpp), declared once and
+// implemented per backend: kernels::cpu (LAPACK's geqr2/larft/larfb: the reference twins) and
+// kernels::cuda (our panel kernel, cuBLAS GEMMs). Reflectors are passed as an explicit V:
+// unit lower trapezoidal with zeros above the diagonal, so that applying them is plain GEMM.
+#pragma once
+
+#include <cstdint>
+
+#include "gpuqr/dense.hpp"
+#include "src/core/context_impl.hpp"
+
+#define GPUQR_DECLARE_BLOCKED_KERNELS                                                         \
+  /* The widest panel panel_qr takes in one call. */                                          \
+  std::int64_t max_panel_width(detail::ContextImpl& ctx, int elem_bytes);                     \
+  /* Unblocked Householder QR of the h x b panel (h >= b, b <= max_panel_width): R on and     \
+     above the diagonal, reflectors below, their scalars in tau (b entries), and V (h x b)    \
+     written explicitly (unit diagonal, zeros above). */                                      \
+  template <class T>                                                                          \
+  void panel_qr(detail::ContextImpl& ctx, MatrixView<T> panel, VectorView<T> tau,             \
+                MatrixView<T> v);                                                             \
+  /* V (h x k) := the explicit unit lower trapezoid of the reflectors stored in `qr`. */      \
+  template <class T>                                                                          \
+  void form_v(detail::ContextImpl& ctx, MatrixView<const T> qr, MatrixView<T> v);            \
+  /* T (k x k, upper) with H_1 ... H_k = I - V T V^T (forward, columnwise, as LAPACK's        \
+     larft); `gram` is k x k scratch. */                                                      \
+  template <class T>                                                                          \
+  void larft(detail::ContextImpl& ctx, MatrixView<const T> v, VectorView<const T> tau,       \
+             MatrixView<T> t, MatrixView<T> gram);                                            \
+  /* C := op(H) C (left) or C op(H) (right), H = I - V T V^T, V m x k (left) or n x k         \
+     (right); `work` is k x C.cols (left) or C.rows x k (right) scratch. */                   \
+  template <class T>                                                                          \
+  void larfb(detail::ContextImpl& ctx, Side side, Op op, MatrixView<const T> v,              \
+             MatrixView<const T> t, MatrixView<T> c, MatrixView<T> work);                  \
+  /* a := off everywhere, diag on the diagonal (LAPACK's laset 'A'). */                       \
+  template <class T>                                                                          \
+  void laset(detail::ContextImpl& ctx, T off, T diag, MatrixView<T> a);
+
+#define GPUQR_INSTANTIATE_BLOCKED_KERNELS(T)                                                  \
+  template void panel_qr<T>(detail::ContextImpl&, MatrixView<T>, VectorView<T>,              \
+                            MatrixView<T>);                                                   \
+  template void form_v<T>(detail::ContextImpl&, MatrixView<const T>, MatrixView<T>);         \
+  template void larft<T>(detail::ContextImpl&, MatrixView<const T>, VectorView<const T>,     \
+                         MatrixView<T>, MatrixView<T>);                                       \
+  template void larfb<T>(detail::ContextImpl&, Side, Op, MatrixView<const T>,                \
+                         MatrixView<const T>, MatrixView<T>, MatrixView<T>);          \
+  template void laset<T>(detail::ContextImpl&, T, T, MatrixView<T>);
+
+namespace gpuqr::kernels::cpu {
+GPUQR_DECLARE_BLOCKED_KERNELS
+}  // namespace gpuqr::kernels::cpu
+
+namespace gpuqr::kernels::cuda {
+GPUQR_DECLARE_BLOCKED_KERNELS
+}  // namespace gpuqr::kernels::cuda

@@ -1,0 +1,216 @@
+// Blocked Householder QR, ormqr and orgqr in compact WY form (see blocked_qr.hpp).
+// Backend-agnostic: every operation is a leaf of src/core/blocked_kernels.hpp, enqueued in
+// order on the context (on CUDA: one stream, no synchronization, no allocation in the loops;
+// the driver's buffers come from one grow-only workspace sized before the loop).
+#include "src/core/blocked_qr.hpp"
+
+#include <algorithm>
+#include <cstdlib>
+#include <string>
+
+#include "src/core/blocked_kernels.hpp"
+#include "src/core/dispatch.hpp"
+
+namespace gpuqr::detail {
+
+namespace {
+
+/// GPUQR_<NAME> from the environment as a positive integer, or `fallback` (for tuning runs).
+std::int64_t env_size(const char* name, std::int64_t fallback) {
+  const char* text = std::getenv(name);
+  if (text == nullptr || *text == '\0') return fallback;
+  char* end = nullptr;
+  const long long v = std::strtoll(text, &end, 10);
+  if (*end != '\0' || v <= 0) {
+    GPUQR_THROW(InvalidArgument, std::string(name) + "='" + text + "' is not a positive integer");
+  }
+  return v;
+}
+
+/// The driver's buffers: V (ldv x outer), T and G (outer x outer), W (outer x n), Ti and Gi
+/// (inner x inner), Wi (inner x outer), carved from one workspace in the context's memory.
+template <class T>
+struct Buffers {
+  MatrixView<T> v, t, g, w, ti, gi, wi;
+};
+
+template <class T>
+Buffers<T> carve(const Context& ctx, std::int64_t ldv, std::int64_t n, BlockSizes bs) {
+  const std::int64_t nb = bs.outer, ib = bs.inner;
+  const std::int64_t ldv1 = std::max<std::int64_t>(ldv, 1);
+  const std::int64_t counts[] = {ldv1 * nb, nb * nb, nb * nb, nb * std::max<std::int64_t>(n, 1),
+                                 ib * ib, ib * ib, ib * nb};
+  std::int64_t total = 0;
+  for (std::int64_t c : counts) total += (c + 31) / 32 * 32;  // 256-byte aligned pieces
+  T* base = nullptr;
+  auto& impl = ctx.impl();
+  const auto bytes = static_cast<std::size_t>(total) * sizeof(T);
+  if (ctx.is_cuda()) {
+    base = static_cast<T*>(cuda_workspace(impl, bytes, ContextImpl::kDriverWorkspace));
+  } else {
+    if (impl.host_workspace.size() * sizeof(double) < bytes) {
+      impl.host_workspace.assign(bytes / sizeof(double) + 1, 0.0);
+    }
+    base = reinterpret_cast<T*>(impl.host_workspace.data());
+  }
+  const MemorySpace space = space_of(ctx);
+  const int dev = ctx.device();
+  T* p = base;
+  auto take = [&](std::int64_t rows, std::int64_t cols, std::int64_t count) {
+    MatrixView<T> view(p, rows, cols, std::max<std::int64_t>(rows, 1), space, dev);
+    p += (count + 31) / 32 * 32;
+    return view;
+  };
+  Buffers<T> b;
+  b.v = take(ldv1, nb, counts[0]);
+  b.t = take(nb, nb, counts[1]);
+  b.g = take(nb, nb, counts[2]);
+  b.w = take(nb, std::max<std::int64_t>(n, 1), counts[3]);
+  b.ti = take(ib, ib, counts[4]);
+  b.gi = take(ib, ib, counts[5]);
+  b.wi = take(ib, nb, counts[6]);
+  return b;
+}
+
+template <class T>
+VectorView<T> sub(VectorView<T> v, std::int64_t offset, std::int64_t size) {
+  return VectorView<T>(v.data() + offset, size, v.space(), v.device());
+}
+
+/// The k x c top-left piece of a scratch view (its ld stays).
+template <class T>
+MatrixView<T> piece(MatrixView<T> scratch, std::int64_t rows, std::int64_t cols) {
+  return MatrixView<T>(scratch.data(), rows, cols, scratch.ld(), scratch.space(),
+                       scratch.device());
+}
+
+}  // namespace
+
+BlockSizes choose_block_sizes(const Context& ctx, std::int64_t m, std::int64_t n,
+                              int elem_bytes, BlockSizes requested) {
+  BlockSizes bs = requested;
+  const std::int64_t k = std::max<std::int64_t>(std::min(m, n), 1);
+  const std::int64_t widest = GPUQR_DISPATCH(ctx, max_panel_width, elem_bytes);
+  if (bs.inner <= 0) bs.inner = env_size("GPUQR_NB_INNER", widest);
+  bs.inner = std::min(bs.inner, widest);
+  if (bs.outer <= 0) {
+    // Outer blocks set the trailing GEMMs' inner dimension: wide enough to run near the GEMM
+    // rate, narrow enough that the panel work (Level-2 and small GEMMs) stays a small share.
+    const std::int64_t fallback = ctx.is_cuda() ? (k <= 2048 ? 128 : 256) : 64;
+    bs.outer = env_size("GPUQR_NB_OUTER", fallback);
+  }
+  bs.outer = std::max(bs.outer, bs.inner);
+  bs.outer = std::min(bs.outer, k);
+  bs.inner = std::min(bs.inner, bs.outer);
+  return bs;
+}
+
+template <class T>
+void blocked_geqrf(const Context& ctx, MatrixView<T> a, VectorView<T> tau, BlockSizes sizes) {
+  const std::int64_t m = a.rows(), n = a.cols(), k = std::min(m, n);
+  if (k == 0) return;
+  const BlockSizes bs = choose_block_sizes(ctx, m, n, sizeof(T), sizes);
+  Buffers<T> buf = carve<T>(ctx, m, n, bs);
+  for (std::int64_t j = 0; j < k; j += bs.outer) {
+    const std::int64_t jb = std::min(bs.outer, k - j), h = m - j;
+    MatrixView<T> panel = a.block(j, j, h, jb);
+    MatrixView<T> vp = buf.v.block(0, 0, h, jb);
+    for (std::int64_t i = 0; i < jb; i += bs.inner) {
+      const std::int64_t ib = std::min(bs.inner, jb - i);
+      MatrixView<T> vi = vp.block(i, i, h - i, ib);
+      // V is explicit: zeros above each inner block (panel_qr writes rows i.. only).
+      if (i > 0) GPUQR_DISPATCH(ctx, laset, T(0), T(0), vp.block(0, i, i, ib));
+      GPUQR_DISPATCH(ctx, panel_qr, panel.block(i, i, h - i, ib), sub(tau, j + i, ib), vi);
+      if (i + ib < jb) {
+        MatrixView<T> ti = piece(buf.ti, ib, ib);
+        GPUQR_DISPATCH(ctx, larft, MatrixView<const T>(vi),
+                       VectorView<const T>(sub(tau, j + i, ib)), ti, piece(buf.gi, ib, ib));
+        GPUQR_DISPATCH(ctx, larfb, Side::left, Op::trans, MatrixView<const T>(vi),
+                       MatrixView<const T>(ti), panel.block(i, i + ib, h - i, jb - i - ib),
+                       piece(buf.wi, ib, jb - i - ib));
+      }
+    }
+    if (j + jb < n) {
+      MatrixView<T> t = piece(buf.t, jb, jb);
+      GPUQR_DISPATCH(ctx, larft, MatrixView<const T>(vp), VectorView<const T>(sub(tau, j, jb)),
+                     t, piece(buf.g, jb, jb));
+      GPUQR_DISPATCH(ctx, larfb, Side::left, Op::trans, MatrixView<const T>(vp),
+                     MatrixView<const T>(t), a.block(j, j + jb, h, n - j - jb),
+                     piece(buf.w, jb, n - j - jb));
+    }
+  }
+}
+
+template <class T>
+void blocked_ormqr(const Context& ctx, Side side, Op op, MatrixView<const T> a,
+                   VectorView<const T> tau, MatrixView<T> c, BlockSizes sizes) {
+  const std::int64_t mq = a.rows(), k = a.cols();
+  if (k == 0 || c.empty()) return;
+  const std::int64_t other = side == Side::left ? c.cols() : c.rows();
+  const BlockSizes bs = choose_block_sizes(ctx, mq, k, sizeof(T), sizes);
+  Buffers<T> buf = carve<T>(ctx, mq, other, bs);
+  // Q = H_1 ... H_k. Q^T C and C Q run the blocks forward; Q C and C Q^T backward.
+  const bool forward = (side == Side::left) == (op == Op::trans);
+  const std::int64_t last = (k - 1) / bs.outer * bs.outer;
+  for (std::int64_t step = 0; step <= last; step += bs.outer) {
+    const std::int64_t j = forward ? step : last - step;
+    const std::int64_t jb = std::min(bs.outer, k - j), h = mq - j;
+    MatrixView<T> v = buf.v.block(0, 0, h, jb);
+    MatrixView<T> t = piece(buf.t, jb, jb);
+    GPUQR_DISPATCH(ctx, form_v, a.block(j, j, h, jb), v);
+    GPUQR_DISPATCH(ctx, larft, MatrixView<const T>(v), sub(tau, j, jb), t, piece(buf.g, jb, jb));
+    if (side == Side::left) {
+      GPUQR_DISPATCH(ctx, larfb, side, op, MatrixView<const T>(v), MatrixView<const T>(t),
+                     c.block(j, 0, h, c.cols()), piece(buf.w, jb, c.cols()));
+    } else {
+      // W is rows x jb here: the scratch W holds outer x n; use it as n x outer.
+      MatrixView<T> w(buf.w.data(), c.rows(), jb, std::max<std::int64_t>(c.rows(), 1),
+                      buf.w.space(), buf.w.device());
+      GPUQR_DISPATCH(ctx, larfb, side, op, MatrixView<const T>(v), MatrixView<const T>(t),
+                     c.block(0, j, c.rows(), h), w);
+    }
+  }
+}
+
+template <class T>
+void blocked_orgqr(const Context& ctx, std::int64_t k, MatrixView<T> a, VectorView<const T> tau,
+                   BlockSizes sizes) {
+  const std::int64_t m = a.rows(), n = a.cols();
+  if (n == 0) return;
+  // Columns past the reflectors start as the identity's.
+  if (k < n) GPUQR_DISPATCH(ctx, laset, T(0), T(0), a.block(0, k, m, n - k));
+  if (k < n) GPUQR_DISPATCH(ctx, laset, T(0), T(1), a.block(k, k, m - k, n - k));
+  if (k == 0) return;
+  const BlockSizes bs = choose_block_sizes(ctx, m, k, sizeof(T), sizes);
+  Buffers<T> buf = carve<T>(ctx, m, n, bs);
+  // Q = H_1 ... H_k I: the blocks backward, each on the columns to its right, then on its own
+  // columns, which start as the identity's once the reflectors are read out into V.
+  for (std::int64_t j = (k - 1) / bs.outer * bs.outer; j >= 0; j -= bs.outer) {
+    const std::int64_t jb = std::min(bs.outer, k - j), h = m - j;
+    MatrixView<T> v = buf.v.block(0, 0, h, jb);
+    MatrixView<T> t = piece(buf.t, jb, jb);
+    GPUQR_DISPATCH(ctx, form_v, MatrixView<const T>(a.block(j, j, h, jb)), v);
+    GPUQR_DISPATCH(ctx, larft, MatrixView<const T>(v), sub(tau, j, jb), t, piece(buf.g, jb, jb));
+    if (j + jb < n) {
+      GPUQR_DISPATCH(ctx, larfb, Side::left, Op::no_trans, MatrixView<const T>(v),
+                     MatrixView<const T>(t), a.block(j, j + jb, h, n - j - jb),
+                     piece(buf.w, jb, n - j - jb));
+    }
+    GPUQR_DISPATCH(ctx, laset, T(0), T(0), a.block(0, j, j, jb));
+    GPUQR_DISPATCH(ctx, laset, T(0), T(1), a.block(j, j, h, jb));
+    GPUQR_DISPATCH(ctx, larfb, Side::left, Op::no_trans, MatrixView<const T>(v),
+                   MatrixView<const T>(t), a.block(j, j, h, jb), piece(buf.w, jb, jb));
+  }
+}
+
+#define GPUQR_INSTANTIATE_BLOCKED_QR(T)                                                        \
+  template void blocked_geqrf<T>(const Context&, MatrixView<T>, VectorView<T>, BlockSizes);    \
+  template void blocked_ormqr<T>(const Context&, Side, Op, MatrixView<const T>,                \
+                                 VectorView<const T>, MatrixView<T>, BlockSizes);              \
+  template void blocked_orgqr<T>(const Context&, std::int64_t, MatrixView<T>,                  \
+                                 VectorView<const T>, BlockSizes);
+
+GPUQR_INSTANTIATE_BLOCKED_QR(float)
+GPUQR_INSTANTIATE_BLOCKED_QR(double)
+
+}  // namespace gpuqr::detail

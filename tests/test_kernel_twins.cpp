@@ -1,0 +1,156 @@
+// Each CUDA leaf of the blocked QR against its CPU twin (LAPACK's geqr2, larft, larfb) on the
+// same inputs. Both follow LAPACK's sign convention (beta = -sign(alpha) ||x||), so R, tau, V
+// and T are compared entry by entry within rounding. CUDA only: skips without a GPU.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "gpuqr/accuracy.hpp"
+#include "src/core/blocked_kernels.hpp"
+#include "src/core/dense_kernels.hpp"
+#include "tests/support/backends.hpp"
+#include "tests/support/generators.hpp"
+
+namespace gpuqr::testing {
+namespace {
+
+class KernelTwins : public BackendTest {};
+
+template <class T>
+VectorView<T> vec(Matrix<T>& m) {
+  return VectorView<T>(m.data(), m.rows(), m.space(), m.device());
+}
+
+/// max |x - y| / (max |y| * scale): entrywise agreement relative to the data's size.
+template <class T>
+double entry_diff(const Matrix<T>& x, const Matrix<T>& y) {
+  double diff = 0.0, size = 0.0;
+  for (std::int64_t j = 0; j < y.cols(); ++j)
+    for (std::int64_t i = 0; i < y.rows(); ++i) {
+      diff = std::max(diff, std::abs(double(x(i, j)) - double(y(i, j))));
+      size = std::max(size, std::abs(double(y(i, j))));
+    }
+  return size > 0 ? diff / size : diff;
+}
+
+/// Runs panel_qr on both backends for `a` and compares R/V, tau and the explicit V.
+template <class T>
+void compare_panel(Context& gpu, const Matrix<T>& a) {
+  const std::int64_t h = a.rows(), b = a.cols();
+  Context cpu = Context::cpu();
+  Matrix<T> a_cpu = a.clone(), tau_cpu(b, 1), v_cpu(h, b);
+  kernels::cpu::panel_qr<T>(cpu.impl(), a_cpu.view(), vec(tau_cpu), v_cpu.view());
+  Matrix<T> a_gpu = to_ctx<T>(gpu, a.view());
+  Matrix<T> tau_gpu(b, 1, MemorySpace::device, gpu.device());
+  Matrix<T> v_gpu(h, b, MemorySpace::device, gpu.device());
+  kernels::cuda::panel_qr<T>(gpu.impl(), a_gpu.view(), vec(tau_gpu), v_gpu.view());
+  const double bound = 50.0 * std::sqrt(double(h)) * accuracy::eps<T>();
+  EXPECT_LT(entry_diff(to_host(gpu, a_gpu), a_cpu), bound);
+  EXPECT_LT(entry_diff(to_host(gpu, tau_gpu), tau_cpu), bound);
+  EXPECT_LT(entry_diff(to_host(gpu, v_gpu), v_cpu), bound);
+}
+
+TEST_P(KernelTwins, PanelQrMatchesGeqr2) {
+  GPUQR_FOR_PRECISION(([&]<class T>() {
+    std::uint64_t seed = 900;
+    // Heights from one block to many (the grid spreads rows over the multiprocessors),
+    // widths up to the kernel's 32, and a panel too tall for it (the fallback path).
+    for (auto [h, b] : {std::pair<int, int>{1, 1}, {5, 5}, {33, 32}, {200, 7}, {1000, 32},
+                        {5000, 32}, {40000, 17}, {70001, 32}, {150000, 32}}) {
+      for (MatrixKind kind : {MatrixKind::random, MatrixKind::graded, MatrixKind::rank_deficient}) {
+        SCOPED_TRACE(std::to_string(h) + "x" + std::to_string(b) + " " + to_string(kind));
+        compare_panel<T>(ctx(), make_matrix<T>(kind, h, b, seed++));
+      }
+    }
+  }));
+}
+
+TEST_P(KernelTwins, PanelQrScalesExtremeColumns) {
+  GPUQR_FOR_PRECISION(([&]<class T>() {
+    // Columns whose squares over- or underflow take the kernel's rescaled path.
+    const double tiny = sizeof(T) == 8 ? 1e-170 : 1e-25;
+    const double huge = sizeof(T) == 8 ? 1e+170 : 1e+25;
+    for (double scale : {tiny, huge}) {
+      Matrix<T> a = random_matrix<T>(3000, 12, 31);
+      for (std::int64_t j = 0; j < 12; j += 3)
+        for (std::int64_t i = 0; i < 3000; ++i) a(i, j) = static_cast<T>(a(i, j) * scale);
+      SCOPED_TRACE(scale);
+      compare_panel<T>(ctx(), a);
+    }
+    // A column that is zero below the diagonal: tau = 0, H = I (as LAPACK's larfg).
+    Matrix<T> z = random_matrix<T>(300, 4, 32);
+    for (std::int64_t i = 2; i < 300; ++i) z(i, 1) = T(0);
+    compare_panel<T>(ctx(), z);
+  }));
+}
+
+TEST_P(KernelTwins, LarftAndLarfbMatchLapack) {
+  GPUQR_FOR_PRECISION(([&]<class T>() {
+    Context cpu = Context::cpu();
+    for (auto [h, k] : {std::pair<int, int>{40, 1}, {300, 32}, {700, 96}, {2000, 256}, {517, 200}}) {
+      SCOPED_TRACE(std::to_string(h) + "x" + std::to_string(k));
+      // Reflectors from a real factorization, so V and tau are consistent.
+      Matrix<T> a = random_matrix<T>(h, k, 40);
+      Matrix<T> tau(k, 1), v(h, k);
+      {
+        Matrix<T> work = a.clone();
+        Matrix<T> full_tau(k, 1);
+        kernels::cpu::geqrf<T>(cpu.impl(), work.view(), vec(full_tau));
+        kernels::cpu::form_v<T>(cpu.impl(), work.view(), v.view());
+        tau = std::move(full_tau);
+      }
+      Matrix<T> t_cpu(k, k), g_cpu(k, k);
+      kernels::cpu::larft<T>(cpu.impl(), v.view(), VectorView<const T>(vec(tau)), t_cpu.view(),
+                             g_cpu.view());
+      for (std::int64_t j = 0; j < k; ++j)
+        for (std::int64_t i = j + 1; i < k; ++i) t_cpu(i, j) = T(0);  // LAPACK leaves it
+      Matrix<T> v_gpu = to_ctx<T>(ctx(), v.view());
+      Matrix<T> tau_gpu = to_ctx<T>(ctx(), tau.view());
+      Matrix<T> t_gpu(k, k, MemorySpace::device, ctx().device());
+      Matrix<T> g_gpu(k, k, MemorySpace::device, ctx().device());
+      kernels::cuda::larft<T>(ctx().impl(), v_gpu.view(), VectorView<const T>(vec(tau_gpu)),
+                              t_gpu.view(), g_gpu.view());
+      const Matrix<T> t_back = to_host(ctx(), t_gpu);
+      EXPECT_LT(entry_diff(t_back, t_cpu), 50.0 * h * accuracy::eps<T>());
+      // larfb: every side and op on a random C.
+      for (Side side : {Side::left, Side::right}) {
+        for (Op op : {Op::no_trans, Op::trans}) {
+          const std::int64_t rows = side == Side::left ? h : 45, cols = side == Side::left ? 45 : h;
+          const Matrix<T> c = random_matrix<T>(rows, cols, 41);
+          Matrix<T> c_cpu = c.clone();
+          Matrix<T> w_cpu(side == Side::left ? k : rows, side == Side::left ? cols : k);
+          kernels::cpu::larfb<T>(cpu.impl(), side, op, v.view(), t_cpu.view(), c_cpu.view(),
+                                 w_cpu.view());
+          Matrix<T> c_gpu = to_ctx<T>(ctx(), c.view());
+          Matrix<T> w_gpu(w_cpu.rows(), w_cpu.cols(), MemorySpace::device, ctx().device());
+          kernels::cuda::larfb<T>(ctx().impl(), side, op, v_gpu.view(), t_gpu.view(),
+                                  c_gpu.view(), w_gpu.view());
+          EXPECT_LT(entry_diff(to_host(ctx(), c_gpu), c_cpu), 50.0 * h * accuracy::eps<T>());
+        }
+      }
+    }
+  }));
+}
+
+TEST_P(KernelTwins, FormVAndLaset) {
+  GPUQR_FOR_PRECISION(([&]<class T>() {
+    Context cpu = Context::cpu();
+    const Matrix<T> qr = random_matrix<T>(77, 30, 50);
+    Matrix<T> v_cpu(77, 30);
+    kernels::cpu::form_v<T>(cpu.impl(), qr.view(), v_cpu.view());
+    Matrix<T> qr_gpu = to_ctx<T>(ctx(), qr.view());
+    Matrix<T> v_gpu(77, 30, MemorySpace::device, ctx().device());
+    kernels::cuda::form_v<T>(ctx().impl(), qr_gpu.view(), v_gpu.view());
+    EXPECT_EQ(entry_diff(to_host(ctx(), v_gpu), v_cpu), 0.0);
+    Matrix<T> s_cpu = random_matrix<T>(20, 9, 51);
+    Matrix<T> s_gpu = to_ctx<T>(ctx(), s_cpu.view());
+    kernels::cpu::laset<T>(cpu.impl(), T(0.5), T(2), s_cpu.view());
+    kernels::cuda::laset<T>(ctx().impl(), T(0.5), T(2), s_gpu.view());
+    EXPECT_EQ(entry_diff(to_host(ctx(), s_gpu), s_cpu), 0.0);
+  }));
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, KernelTwins, cuda_backend_cases(), case_name);
+
+}  // namespace
+}  // namespace gpuqr::testing
