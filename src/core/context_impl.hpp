@@ -31,8 +31,11 @@ class ContextImpl {
   /// kDriverWorkspace for drivers (the blocked QR's V, T and W).
   static constexpr int kLeafWorkspace = 0;
   static constexpr int kDriverWorkspace = 1;
-  void* workspace[2] = {nullptr, nullptr};
-  std::size_t workspace_bytes[2] = {0, 0};
+  /// kCallWorkspace: what a public call needs for its own duration (gels' tau).
+  static constexpr int kCallWorkspace = 2;
+  static constexpr int kWorkspaces = 3;
+  void* workspace[kWorkspaces] = {nullptr, nullptr, nullptr};
+  std::size_t workspace_bytes[kWorkspaces] = {0, 0, 0};
   /// The CPU backend's driver workspace (host memory), grow-only; see host_workspace().
   std::vector<double> host_workspace;
   // Grown on demand by cuda_workspace(); owned here, freed by cuda_release_context().

@@ -170,8 +170,19 @@ LstsqInfo gels(const Context& ctx, MatrixView<T> a, MatrixView<T> b) {
                                             " rows, A is " + shape(a.rows(), a.cols()));
   detail::check_finite<T>(ctx, a, "A", "gels");
   detail::check_finite<T>(ctx, MatrixView<const T>(b), "B", "gels");
-  Matrix<T> tau(a.cols(), 1, detail::space_of(ctx), ctx.device());
-  VectorView<T> tau_view(tau.data(), a.cols(), tau.space(), tau.device());
+  // tau lives for this call only: on CUDA in the context's call workspace (no cudaMalloc and
+  // cudaFree, whose implicit synchronization would stall the stream), on the CPU in a vector.
+  std::vector<T> host_tau;
+  T* tau_data = nullptr;
+  if (ctx.is_cuda()) {
+    tau_data = static_cast<T*>(detail::cuda_workspace(
+        ctx.impl(), static_cast<std::size_t>(std::max<std::int64_t>(a.cols(), 1)) * sizeof(T),
+        detail::ContextImpl::kCallWorkspace));
+  } else {
+    host_tau.resize(static_cast<std::size_t>(a.cols()));
+    tau_data = host_tau.data();
+  }
+  VectorView<T> tau_view(tau_data, a.cols(), detail::space_of(ctx), ctx.device());
   detail::run_geqrf<T>(ctx, a, tau_view);
   return detail::solve_factored<T>(ctx, a, tau_view, b);
 }

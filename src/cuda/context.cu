@@ -169,7 +169,7 @@ void cuda_release_context(ContextImpl& impl) noexcept {
     (void)cublasDestroy(static_cast<cublasHandle_t>(impl.cublas));
     impl.cublas = nullptr;
   }
-  for (int slot = 0; slot < 2; ++slot) {
+  for (int slot = 0; slot < ContextImpl::kWorkspaces; ++slot) {
     if (impl.workspace[slot] != nullptr) {
       (void)cudaFree(impl.workspace[slot]);
       impl.workspace[slot] = nullptr;

@@ -1,0 +1,48 @@
+// One result row per case: the aligned table on stdout and the JSON-lines file.
+#pragma once
+
+#include <cstdint>
+#include <cstdio>
+#include <limits>
+#include <string>
+
+namespace gpuqr::bench {
+
+/// Missing values (no baseline, no check, a failed run) are NaN: "-" in the table, null in JSON.
+inline constexpr double kMissing = std::numeric_limits<double>::quiet_NaN();
+
+/// The outcome of one case.
+struct Row {
+  std::string op;
+  std::int64_t m = 0;
+  std::int64_t n = 0;
+  std::int64_t nrhs = 0;            // gels and ormqr; 0 (shown "-") for geqrf and orgqr
+  std::string precision;            // "d" or "s"
+  std::string backend;              // "cpu" or "cuda"
+  std::string device;               // Context::describe() of the backend
+  double time_ms = kMissing;        // gpuqr, median of the repetitions
+  double gflops = kMissing;         // LAWN 41 count / time
+  std::string baseline;             // "lapack", "cusolver" or "" (none)
+  double baseline_time_ms = kMissing;
+  double baseline_gflops = kMissing;
+  double speedup = kMissing;        // baseline time / gpuqr time (> 1: gpuqr is faster)
+  double error = kMissing;          // backward error ratio (see README)
+  double orth = kMissing;           // orthogonality ratio (geqrf, orgqr)
+  double baseline_error = kMissing;
+  double baseline_orth = kMissing;
+  std::string status;               // "pass", "FAIL", "error", "nocheck" or "skip"
+};
+
+/// Prints the column header (and an underline) to `out`.
+void print_header(std::FILE* out);
+
+/// Prints `row` as one line aligned under the header.
+void print_row(std::FILE* out, const Row& row);
+
+/// `row` as one JSON object on one line (no trailing newline); NaN values become null.
+std::string to_json(const Row& row);
+
+/// `text` as a JSON string literal, quotes included.
+std::string json_string(const std::string& text);
+
+}  // namespace gpuqr::bench
