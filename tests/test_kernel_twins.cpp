@@ -48,12 +48,15 @@ void compare_panel(Context& gpu, const Matrix<T>& a, std::int64_t rank = -1) {
   const std::int64_t h = a.rows(), b = a.cols();
   const std::int64_t r = rank < 0 ? b : rank;
   Context cpu = Context::cpu();
-  Matrix<T> a_cpu = a.clone(), tau_cpu(b, 1), v_cpu(h, b);
-  kernels::cpu::panel_qr<T>(cpu.impl(), a_cpu.view(), vec(tau_cpu), v_cpu.view());
+  Matrix<T> a_cpu = a.clone(), tau_cpu(b, 1), v_cpu(h, b), t_cpu(b, b);
+  kernels::cpu::panel_qr<T>(cpu.impl(), a_cpu.view(), vec(tau_cpu), v_cpu.view(), t_cpu.view());
+  for (std::int64_t j = 0; j < b; ++j)
+    for (std::int64_t i = j + 1; i < b; ++i) t_cpu(i, j) = T(0);  // larft leaves it
   Matrix<T> a_gpu = to_ctx<T>(gpu, a.view());
   Matrix<T> tau_gpu(b, 1, MemorySpace::device, gpu.device());
   Matrix<T> v_gpu(h, b, MemorySpace::device, gpu.device());
-  kernels::cuda::panel_qr<T>(gpu.impl(), a_gpu.view(), vec(tau_gpu), v_gpu.view());
+  Matrix<T> t_gpu(b, b, MemorySpace::device, gpu.device());
+  kernels::cuda::panel_qr<T>(gpu.impl(), a_gpu.view(), vec(tau_gpu), v_gpu.view(), t_gpu.view());
   const double bound = 50.0 * std::sqrt(double(h)) * accuracy::eps<T>();
   const Matrix<T> a_back = to_host(gpu, a_gpu);
   // R's first r rows (all columns), then the first r columns (V below the diagonal).
@@ -67,6 +70,7 @@ void compare_panel(Context& gpu, const Matrix<T>& a, std::int64_t rank = -1) {
   EXPECT_LT(entry_diff(lead(a_back, h, r), lead(a_cpu, h, r)), bound);
   EXPECT_LT(entry_diff(lead(to_host(gpu, tau_gpu), r, 1), lead(tau_cpu, r, 1)), bound);
   EXPECT_LT(entry_diff(lead(to_host(gpu, v_gpu), h, r), lead(v_cpu, h, r)), bound);
+  EXPECT_LT(entry_diff(lead(to_host(gpu, t_gpu), r, r), lead(t_cpu, r, r)), bound);
 }
 
 TEST_P(KernelTwins, PanelQrMatchesGeqr2) {

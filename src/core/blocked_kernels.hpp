@@ -10,14 +10,15 @@
 #include "src/core/context_impl.hpp"
 
 #define GPUQR_DECLARE_BLOCKED_KERNELS                                                         \
-  /* The widest panel panel_qr takes in one call. */                                          \
-  std::int64_t max_panel_width(detail::ContextImpl& ctx, int elem_bytes);                     \
+  /* The widest panel of h rows panel_qr handles best in one call. */                        \
+  std::int64_t max_panel_width(detail::ContextImpl& ctx, int elem_bytes, std::int64_t h);     \
   /* Unblocked Householder QR of the h x b panel (h >= b, b <= max_panel_width): R on and     \
-     above the diagonal, reflectors below, their scalars in tau (b entries), and V (h x b)    \
-     written explicitly (unit diagonal, zeros above). */                                      \
+     above the diagonal, reflectors below, their scalars in tau (b entries), V (h x b)        \
+     written explicitly (unit diagonal, zeros above) and, unless t is empty, T (b x b) of     \
+     H_1 ... H_b = I - V T V^T as larft computes it. */                                       \
   template <class T>                                                                          \
   void panel_qr(detail::ContextImpl& ctx, MatrixView<T> panel, VectorView<T> tau,             \
-                MatrixView<T> v);                                                             \
+                MatrixView<T> v, MatrixView<T> t);                                            \
   /* V (h x k) := the explicit unit lower trapezoid of the reflectors stored in `qr`. */      \
   template <class T>                                                                          \
   void form_v(detail::ContextImpl& ctx, MatrixView<const T> qr, MatrixView<T> v);            \
@@ -37,7 +38,7 @@
 
 #define GPUQR_INSTANTIATE_BLOCKED_KERNELS(T)                                                  \
   template void panel_qr<T>(detail::ContextImpl&, MatrixView<T>, VectorView<T>,              \
-                            MatrixView<T>);                                                   \
+                            MatrixView<T>, MatrixView<T>);                                    \
   template void form_v<T>(detail::ContextImpl&, MatrixView<const T>, MatrixView<T>);         \
   template void larft<T>(detail::ContextImpl&, MatrixView<const T>, VectorView<const T>,     \
                          MatrixView<T>, MatrixView<T>);                                       \

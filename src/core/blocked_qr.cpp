@@ -90,7 +90,7 @@ BlockSizes choose_block_sizes(const Context& ctx, std::int64_t m, std::int64_t n
                               int elem_bytes, BlockSizes requested) {
   BlockSizes bs = requested;
   const std::int64_t k = std::max<std::int64_t>(std::min(m, n), 1);
-  const std::int64_t widest = GPUQR_DISPATCH(ctx, max_panel_width, elem_bytes);
+  const std::int64_t widest = GPUQR_DISPATCH(ctx, max_panel_width, elem_bytes, m);
   if (bs.inner <= 0) bs.inner = env_size("GPUQR_NB_INNER", widest);
   bs.inner = std::min(bs.inner, widest);
   if (bs.outer <= 0) {
@@ -115,16 +115,19 @@ void blocked_geqrf(const Context& ctx, MatrixView<T> a, VectorView<T> tau, Block
     const std::int64_t jb = std::min(bs.outer, k - j), h = m - j;
     MatrixView<T> panel = a.block(j, j, h, jb);
     MatrixView<T> vp = buf.v.block(0, 0, h, jb);
-    for (std::int64_t i = 0; i < jb; i += bs.inner) {
-      const std::int64_t ib = std::min(bs.inner, jb - i);
+    // Inner panels as wide as the backend handles well at this height (bs.inner at most).
+    const std::int64_t inner =
+        std::min(bs.inner, GPUQR_DISPATCH(ctx, max_panel_width, static_cast<int>(sizeof(T)), h));
+    for (std::int64_t i = 0; i < jb; i += inner) {
+      const std::int64_t ib = std::min(inner, jb - i);
       MatrixView<T> vi = vp.block(i, i, h - i, ib);
+      MatrixView<T> ti = piece(buf.ti, ib, ib);
       // V is explicit: zeros above each inner block (panel_qr writes rows i.. only).
       if (i > 0) GPUQR_DISPATCH(ctx, laset, T(0), T(0), vp.block(0, i, i, ib));
-      GPUQR_DISPATCH(ctx, panel_qr, panel.block(i, i, h - i, ib), sub(tau, j + i, ib), vi);
-      if (i + ib < jb) {
-        MatrixView<T> ti = piece(buf.ti, ib, ib);
-        GPUQR_DISPATCH(ctx, larft, MatrixView<const T>(vi),
-                       VectorView<const T>(sub(tau, j + i, ib)), ti, piece(buf.gi, ib, ib));
+      const bool more = i + ib < jb;
+      GPUQR_DISPATCH(ctx, panel_qr, panel.block(i, i, h - i, ib), sub(tau, j + i, ib), vi,
+                     more ? ti : piece(buf.ti, 0, 0));
+      if (more) {
         GPUQR_DISPATCH(ctx, larfb, Side::left, Op::trans, MatrixView<const T>(vi),
                        MatrixView<const T>(ti), panel.block(i, i + ib, h - i, jb - i - ib),
                        piece(buf.wi, ib, jb - i - ib));

@@ -42,17 +42,18 @@ lapack_int larfb(char side, char trans, lapack_int m, lapack_int n, lapack_int k
 
 }  // namespace
 
-std::int64_t max_panel_width(detail::ContextImpl&, int) { return 32; }
+std::int64_t max_panel_width(detail::ContextImpl&, int, std::int64_t) { return 32; }
 
 template <class T>
 void panel_qr(detail::ContextImpl& ctx, MatrixView<T> panel, VectorView<T> tau,
-              MatrixView<T> v) {
+              MatrixView<T> v, MatrixView<T> t) {
   if (panel.empty()) return;
   std::vector<T> work(static_cast<std::size_t>(panel.cols()));
   check_info(geqr2(to_int(panel.rows(), "m"), to_int(panel.cols(), "n"), panel.data(),
                    to_int(panel.ld(), "lda"), tau.data(), work.data()),
              "geqr2");
   form_v<T>(ctx, panel, v);
+  if (!t.empty()) larft<T>(ctx, v, VectorView<const T>(tau), t, t);
 }
 
 template <class T>

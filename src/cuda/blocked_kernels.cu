@@ -133,7 +133,9 @@ cublasOperation_t to_cublas(Op op) { return op == Op::trans ? CUBLAS_OP_T : CUBL
 
 }  // namespace
 
-std::int64_t max_panel_width(detail::ContextImpl&, int) { return kPanelMaxWidth; }
+std::int64_t max_panel_width(detail::ContextImpl& ctx, int elem_bytes, std::int64_t h) {
+  return panel_qr_max_width(ctx.device, elem_bytes, h);
+}
 
 template <class T>
 void form_v(detail::ContextImpl& ctx, MatrixView<const T> qr, MatrixView<T> v) {
@@ -155,15 +157,22 @@ void laset(detail::ContextImpl& ctx, T off, T diag, MatrixView<T> a) {
 
 template <class T>
 void panel_qr(detail::ContextImpl& ctx, MatrixView<T> panel, VectorView<T> tau,
-              MatrixView<T> v) {
+              MatrixView<T> v, MatrixView<T> t) {
   if (panel.empty()) return;
   DeviceGuard guard(ctx.device);
   const std::int64_t elems = panel_qr_workspace_elems(panel.rows(), static_cast<int>(panel.cols()));
   T* ws = static_cast<T*>(detail::cuda_workspace(ctx, static_cast<std::size_t>(elems) * sizeof(T)));
-  if (panel_qr_fused<T>(ctx, panel, tau, v, ws)) return;
-  // Too tall for the fused kernel's shared memory: cuSOLVER's geqrf on the panel, then V.
+  if (panel_qr_fused<T>(ctx, panel, tau, v, t, ws)) return;
+  // Too tall for the fused kernel's shared memory: cuSOLVER's geqrf on the panel, V, then T
+  // (its Gram scratch: the leaf workspace, free again once geqrf is enqueued before it).
   geqrf<T>(ctx, panel, tau);
   form_v<T>(ctx, MatrixView<const T>(panel), v);
+  if (!t.empty()) {
+    const std::int64_t b = panel.cols();
+    T* g = static_cast<T*>(detail::cuda_workspace(ctx, static_cast<std::size_t>(b * b) * sizeof(T)));
+    larft<T>(ctx, MatrixView<const T>(v), VectorView<const T>(tau), t,
+             MatrixView<T>(g, b, b, b, MemorySpace::device, ctx.device));
+  }
 }
 
 template <class T>

@@ -1,23 +1,34 @@
-// The panel kernel: unblocked Householder QR of a tall h x b panel (b <= 32) in ONE launch.
+// The panel kernel: unblocked Householder QR of a tall h x b panel (b <= 32) in ONE launch,
+// with the panel's T factor (as LAPACK's larft) computed at the end.
 //
-// Layout: a cooperative grid; block g holds rows [g*rpb, (g+1)*rpb) of the panel in shared
-// memory (column-major, ld = rpb) for the whole factorization, so the panel is read from and
-// written to global memory once. Per column j, each block reduces its share of x^T [x, a_k]
-// (x = column j below the diagonal, k > j): one Gram row, LAPACK's norm and dot products in a
-// single pass. One grid-wide barrier per column publishes the per-block partial sums; every
-// block then sums them in the same order (deterministic, identical in all blocks), forms
-// beta, tau and w = v^T A redundantly, and updates its rows. No host round trip.
+// Layout: block r of the launch holds rows [r*rpb, (r+1)*rpb) of the panel in shared memory
+// (column-major, ld = rpb) for the whole factorization, so the panel is read from and written
+// to global memory once. Per column j, each block reduces its share of x^T [x, a_k] (x = the
+// column below the diagonal, k > j): one Gram row gives LAPACK's norm and dot products in one
+// pass. One exchange per column combines the blocks' partial sums; every block then sums them
+// in the same order (deterministic, identical in all blocks), forms beta, tau and w = v^T A
+// redundantly, and updates its rows. No host round trip.
 //
-// Scaling: the fused pass squares entries, which over- or underflows for columns with
-// entries beyond about 1e+-154 (double) / 1e+-19 (float). Such a column takes a slower path
-// (uniform across the grid): max |x|, a scaled sum of squares, and v^T a_k from the scaled v,
-// as LAPACK's larfg/larf do; three more barriers for that column only.
+// Two ways to exchange, one kernel body:
+//  - cluster (kCluster): the blocks form one thread-block cluster (Hopper); partials stay in
+//    each block's shared memory, a cluster barrier publishes them and blocks read each other's
+//    through distributed shared memory. Fast; holds panels up to 16 blocks' shared memory.
+//  - grid: a cooperative grid over up to one block per SM; partials go through global memory
+//    (L2) and a grid barrier. For panels too tall for one cluster.
+// Both double-buffer the exchange slots: exchange n+2 may overwrite slot n%2 only after every
+// block passed exchange n+1's barrier, hence finished reading exchange n.
+//
+// Scaling: the fused pass squares entries, which over- or underflows for columns with entries
+// beyond about 1e+-150 (double) / 1e+-18 (float), or sums to exactly zero. Such a column takes
+// a slower path (uniform across blocks: all saw the same sum): max |x|, a scaled sum of
+// squares, and v^T a_k from the scaled v, as LAPACK's larfg/larf do.
 #include <cooperative_groups.h>
 #include <cuda_runtime.h>
 
 #include <algorithm>
 #include <cfloat>
 #include <cstdlib>
+#include <mutex>
 #include <string>
 
 #include "src/core/blocked_kernels.hpp"
@@ -29,11 +40,11 @@ namespace cg = cooperative_groups;
 namespace gpuqr::kernels::cuda {
 namespace {
 
-using cuda_detail::DeviceGuard;
-
-constexpr int kWidth = kPanelMaxWidth;  // columns per panel, at most
+constexpr int kWidth = kPanelMaxWidth;
 constexpr int kThreads = 256;
 constexpr int kWarps = kThreads / 32;
+constexpr int kMaxCluster = 16;
+constexpr unsigned kFull = 0xffffffffu;
 
 template <class T>
 struct PanelArgs {
@@ -44,16 +55,18 @@ struct PanelArgs {
   T* tau;
   T* v;
   std::int64_t ldv;
-  T* partial;  // [4][b][grid][kWidth]: fast path, then the three slow-path reductions
-  T* top;      // [b][kWidth]: the pivot row of each column, published by its owner
-  int rpb;     // rows per block
+  T* t;            // b x b T factor, or nullptr
+  std::int64_t ldt;
+  T* partial;      // grid mode: [2][grid][kWidth] exchange slots
+  T* top;          // grid mode: [2][kWidth] pivot rows
+  T* gram;         // grid mode: [grid][kWidth * kWidth] Gram partials
+  int rpb;         // rows per block
 };
 
 template <class T>
 struct Limits;
 template <>
 struct Limits<double> {
-  // Sums of squares inside [small, big] are exact enough; outside, rescale.
   static constexpr double small = DBL_MIN / DBL_EPSILON;
   static constexpr double big = DBL_MAX / 4;
 };
@@ -63,79 +76,126 @@ struct Limits<float> {
   static constexpr float big = FLT_MAX / 4;
 };
 
-/// Sums acc[k] (k in [k0, b)) over the block and writes the block's partials to `out`
-/// (out[k]); s_red is kWarps x kWidth shared scratch. Ends with the block synchronized.
-template <class T, bool kMax>
-__device__ void block_reduce_store(const T (&acc)[kWidth], int k0, int b, T (*s_red)[kWidth],
-                                   T* out) {
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+template <bool kMax, class T>
+__device__ __forceinline__ T combine(T x, T y) {
+  return kMax ? max(x, y) : x + y;
+}
+
+/// Warp transpose-reduce: afterwards lane l holds the combination over the warp of a[l].
+/// 31 shuffles for 32 values (a tree per value would take 160).
+template <bool kMax, class T>
+__device__ __forceinline__ T warp_transpose_reduce(T (&a)[kWidth]) {
+  const int lane = threadIdx.x & 31;
 #pragma unroll
-  for (int k = 0; k < kWidth; ++k) {
-    if (k >= k0 && k < b) {  // uniform across the block
-      T v = acc[k];
-      for (int off = 16; off > 0; off >>= 1) {
-        const T o = __shfl_down_sync(0xffffffffu, v, off);
-        v = kMax ? max(v, o) : v + o;
+  for (int half = 16; half >= 1; half >>= 1) {
+    const bool upper = (lane & half) != 0;
+#pragma unroll
+    for (int i = 0; i < half; ++i) {
+      const T send = upper ? a[i] : a[i + half];
+      const T keep = upper ? a[i + half] : a[i];
+      a[i] = combine<kMax>(keep, __shfl_xor_sync(kFull, send, half));
+    }
+  }
+  return a[0];
+}
+
+/// The block's combination of a[k] over its threads, returned to threads k < kWidth.
+template <bool kMax, class T>
+__device__ T block_reduce(T (&a)[kWidth], T (*s_red)[kWidth]) {
+  const T mine = warp_transpose_reduce<kMax>(a);
+  s_red[threadIdx.x >> 5][threadIdx.x & 31] = mine;
+  __syncthreads();
+  T s = 0;
+  if (threadIdx.x < kWidth) {
+    s = s_red[0][threadIdx.x];
+#pragma unroll
+    for (int w = 1; w < kWarps; ++w) s = combine<kMax>(s, s_red[w][threadIdx.x]);
+  }
+  return s;
+}
+
+/// The cross-block part of a reduction, and the pivot row's broadcast.
+template <class T, bool kCluster>
+struct Exchange {
+  T (*s_slot)[kWidth];  // cluster: [2][kWidth] this block's published partials
+  T (*s_top)[kWidth];   // cluster: [2][kWidth] the pivot row, when this block owns it
+  const PanelArgs<T>* p;
+  int slot = 0;
+
+  /// Publishes `mine` (threads k in [k0, k1) hold the block's value for k) and, from the
+  /// owner, top_src[k * rpb]; then tot[k] = the combination over blocks, top[k] the pivot row.
+  template <bool kMax>
+  __device__ void run(T mine, int k0, int k1, int owner, const T* top_src, T* tot, T* top) {
+    const int k = threadIdx.x;
+    const bool is_owner = static_cast<int>(blockIdx.x) == owner;
+    const int nblocks = static_cast<int>(gridDim.x);
+    if constexpr (kCluster) {
+      if (k >= k0 && k < k1) {
+        s_slot[slot][k] = mine;
+        if (is_owner && top_src != nullptr) s_top[slot][k] = top_src[k * p->rpb];
       }
-      if (lane == 0) s_red[warp][k] = v;
+      cg::this_cluster().sync();
+      if (k >= k0 && k < k1) {
+        cg::cluster_group cluster = cg::this_cluster();
+        T vals[kMaxCluster];
+#pragma unroll
+        for (int r = 0; r < kMaxCluster; ++r)  // independent loads, all in flight at once
+          vals[r] = r < nblocks ? cluster.map_shared_rank(&s_slot[slot][k], r)[0] : T(0);
+        T s = vals[0];
+#pragma unroll
+        for (int r = 1; r < kMaxCluster; ++r)
+          if (r < nblocks) s = combine<kMax>(s, vals[r]);
+        tot[k] = s;
+        if (top != nullptr) top[k] = cluster.map_shared_rank(&s_top[slot][k], owner)[0];
+      }
+    } else {
+      T* partial = p->partial + static_cast<std::int64_t>(slot) * nblocks * kWidth;
+      T* gtop = p->top + slot * kWidth;
+      if (k >= k0 && k < k1) {
+        partial[static_cast<std::int64_t>(blockIdx.x) * kWidth + k] = mine;
+        if (is_owner && top_src != nullptr) gtop[k] = top_src[k * p->rpb];
+      }
+      cg::this_grid().sync();
+      if (k >= k0 && k < k1) {
+        // __ldcg: written by other blocks; read from L2, never a stale L1 line.
+        T s = __ldcg(partial + k);
+        for (int g = 1; g < nblocks; ++g)
+          s = combine<kMax>(s, __ldcg(partial + static_cast<std::int64_t>(g) * kWidth + k));
+        tot[k] = s;
+        if (top != nullptr) top[k] = __ldcg(gtop + k);
+      }
     }
+    slot ^= 1;
+    __syncthreads();
   }
-  __syncthreads();
-  const int k = threadIdx.x;
-  if (k >= k0 && k < b) {
-    T s = s_red[0][k];
-    for (int w = 1; w < kWarps; ++w) s = kMax ? max(s, s_red[w][k]) : s + s_red[w][k];
-    out[k] = s;
-  }
-}
+};
 
-/// After the grid barrier: totals[k] = the sum (or max) over blocks of partial[g][k], for
-/// k in [k0, b), in the same order in every block. Ends with the block synchronized.
-template <class T, bool kMax>
-__device__ void gather_totals(const T* partial, int grid, int k0, int b, T* totals) {
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  for (int k = k0 + warp; k < b; k += kWarps) {
-    T s = 0;
-    // __ldcg: other blocks wrote these; read them from L2, not a stale L1 line.
-    for (int g = lane; g < grid; g += 32) {
-      const T x = __ldcg(partial + static_cast<std::int64_t>(g) * kWidth + k);
-      s = kMax ? max(s, x) : s + x;
-    }
-    for (int off = 16; off > 0; off >>= 1) {
-      const T o = __shfl_down_sync(0xffffffffu, s, off);
-      s = kMax ? max(s, o) : s + o;
-    }
-    if (lane == 0) totals[k] = s;
-  }
-  __syncthreads();
-}
-
-template <class T>
-__global__ void __launch_bounds__(kThreads) panel_qr_kernel(PanelArgs<T> p) {
-  cg::grid_group grid = cg::this_grid();
+template <class T, bool kCluster>
+__global__ void __launch_bounds__(kThreads) panel_kernel(PanelArgs<T> p) {
   extern __shared__ __align__(16) unsigned char smem_raw[];
   T* s_a = reinterpret_cast<T*>(smem_raw);
   __shared__ T s_red[kWarps][kWidth];
-  __shared__ T s_sum[kWidth];  // x^T a_k totals (k = j: ||x||^2), or v^T a_k on the slow path
+  __shared__ T s_slot[2][kWidth];
+  __shared__ T s_pivot[2][kWidth];
+  __shared__ T s_tot[kWidth];  // x^T a_k (k = j: ||x||^2), or v^T a_k on the slow path
   __shared__ T s_top[kWidth];  // the pivot row a(j, k)
-  __shared__ T s_aux[kWidth];  // slow path: max |x| and the scaled sum of squares
+  __shared__ T s_aux[kWidth];
+  __shared__ T s_g[kWidth][kWidth + 1];  // Gram partials, then (block 0) G and T
 
-  const int rpb = p.rpb, b = p.b, G = static_cast<int>(gridDim.x);
+  Exchange<T, kCluster> xch{s_slot, s_pivot, &p};
+  const int rpb = p.rpb, b = p.b, tid = threadIdx.x;
   const std::int64_t r0 = static_cast<std::int64_t>(blockIdx.x) * rpb;
   const int nr = static_cast<int>(min(static_cast<std::int64_t>(rpb), p.h - r0));
-  const int tid = threadIdx.x;
-  const std::int64_t column_slots = static_cast<std::int64_t>(G) * kWidth;
-  const std::int64_t path_slots = column_slots * b;
 
   for (int c = 0; c < b; ++c)
     for (int i = tid; i < nr; i += kThreads) s_a[i + c * rpb] = p.a[(r0 + i) + c * p.lda];
   __syncthreads();
 
   for (int j = 0; j < b; ++j) {
-    // Local rows strictly below the diagonal (global row > j).
     const int i0 = static_cast<int>(max(static_cast<std::int64_t>(0), j + 1 - r0));
-    const bool owner = r0 <= j && j < r0 + nr;
-    T* partial_j = p.partial + j * column_slots;
+    const int owner = j / rpb;
+    const bool is_owner = static_cast<int>(blockIdx.x) == owner;
+    const T* top_src = is_owner ? s_a + (j - r0) : nullptr;
     T acc[kWidth];
 #pragma unroll
     for (int k = 0; k < kWidth; ++k) acc[k] = 0;
@@ -145,49 +205,39 @@ __global__ void __launch_bounds__(kThreads) panel_qr_kernel(PanelArgs<T> p) {
       for (int k = 0; k < kWidth; ++k)
         if (k >= j && k < b) acc[k] += x * s_a[i + k * rpb];
     }
-    block_reduce_store<T, false>(acc, j, b, s_red, partial_j + blockIdx.x * kWidth);
-    if (owner && tid >= j && tid < b) p.top[j * kWidth + tid] = s_a[(j - r0) + tid * rpb];
-    grid.sync();
-    gather_totals<T, false>(partial_j, G, j, b, s_sum);
-    if (tid >= j && tid < b) s_top[tid] = __ldcg(p.top + j * kWidth + tid);
-    __syncthreads();
+    xch.template run<false>(block_reduce<false>(acc, s_red), j, b, owner, top_src, s_tot, s_top);
 
     const T alpha = s_top[j];
-    T xnorm2 = s_sum[j];
-    const bool rescale = !(xnorm2 <= Limits<T>::big) || (xnorm2 > 0 && xnorm2 < Limits<T>::small);
+    const bool has_below = j + 1 < p.h;
+    const T xnorm2 = s_tot[j];
+    const bool rescale = has_below && !(xnorm2 >= Limits<T>::small && xnorm2 <= Limits<T>::big);
     T xnorm = sqrt(xnorm2);
-    if (rescale) {  // uniform: every block computed the same xnorm2
+    if (rescale) {  // uniform: every block saw the same xnorm2
       T m[kWidth];
 #pragma unroll
       for (int k = 0; k < kWidth; ++k) m[k] = 0;
-      T local_max = 0;
-      for (int i = i0 + tid; i < nr; i += kThreads) local_max = max(local_max, abs(s_a[i + j * rpb]));
+      T local = 0;
+      for (int i = i0 + tid; i < nr; i += kThreads) local = max(local, abs(s_a[i + j * rpb]));
 #pragma unroll
-      for (int k = 0; k < kWidth; ++k) m[k] = (k == j) ? local_max : T(0);
-      T* slot1 = p.partial + path_slots + j * column_slots;
-      block_reduce_store<T, true>(m, j, j + 1, s_red, slot1 + blockIdx.x * kWidth);
-      grid.sync();
-      gather_totals<T, true>(slot1, G, j, j + 1, s_aux);
+      for (int k = 0; k < kWidth; ++k) m[k] = k == j ? local : T(0);
+      xch.template run<true>(block_reduce<true>(m, s_red), j, j + 1, owner, nullptr, s_aux,
+                             nullptr);
       const T s = s_aux[j];
-      T local_sq = 0;
-      if (s > 0) {
+      local = 0;
+      if (s > 0)
         for (int i = i0 + tid; i < nr; i += kThreads) {
           const T y = s_a[i + j * rpb] / s;
-          local_sq += y * y;
+          local += y * y;
         }
-      }
 #pragma unroll
-      for (int k = 0; k < kWidth; ++k) m[k] = (k == j) ? local_sq : T(0);
-      T* slot2 = p.partial + 2 * path_slots + j * column_slots;
-      block_reduce_store<T, false>(m, j, j + 1, s_red, slot2 + blockIdx.x * kWidth);
-      grid.sync();
-      gather_totals<T, false>(slot2, G, j, j + 1, s_aux);
+      for (int k = 0; k < kWidth; ++k) m[k] = k == j ? local : T(0);
+      xch.template run<false>(block_reduce<false>(m, s_red), j, j + 1, owner, nullptr, s_aux,
+                              nullptr);
       xnorm = s * sqrt(s_aux[j]);
-      xnorm2 = xnorm > 0 ? T(1) : T(0);  // only its sign (zero or not) is used below
     }
 
     T beta = alpha, tau = 0, scale = 0;
-    if (xnorm2 != 0) {  // otherwise H = I, as LAPACK's larfg
+    if (has_below && xnorm != 0) {  // otherwise H = I, as LAPACK's larfg
       const T norm = hypot(alpha, xnorm);
       beta = alpha >= 0 ? -norm : norm;
       tau = (beta - alpha) / beta;
@@ -204,18 +254,14 @@ __global__ void __launch_bounds__(kThreads) panel_qr_kernel(PanelArgs<T> p) {
         for (int k = 0; k < kWidth; ++k)
           if (k > j && k < b) d[k] += vi * s_a[i + k * rpb];
       }
-      T* slot3 = p.partial + 3 * path_slots + j * column_slots;
-      block_reduce_store<T, false>(d, j + 1, b, s_red, slot3 + blockIdx.x * kWidth);
-      grid.sync();
-      gather_totals<T, false>(slot3, G, j + 1, b, s_sum);
+      xch.template run<false>(block_reduce<false>(d, s_red), j + 1, b, owner, nullptr, s_tot,
+                              nullptr);
     }
-    // w_k = v^T a_k (v = [1; scale x]); the update is a_k -= tau v w_k.
+    // w_k = tau v^T a_k with v = [1; scale x]; the update is a_k -= v w_k.
     T w[kWidth];
 #pragma unroll
-    for (int k = 0; k < kWidth; ++k) {
-      w[k] = 0;
-      if (k > j && k < b) w[k] = tau * (s_top[k] + (rescale ? s_sum[k] : scale * s_sum[k]));
-    }
+    for (int k = 0; k < kWidth; ++k)
+      w[k] = (k > j && k < b) ? tau * (s_top[k] + (rescale ? s_tot[k] : scale * s_tot[k])) : T(0);
     for (int i = i0 + tid; i < nr; i += kThreads) {
       const T vi = s_a[i + j * rpb] * scale;
       s_a[i + j * rpb] = vi;
@@ -223,13 +269,11 @@ __global__ void __launch_bounds__(kThreads) panel_qr_kernel(PanelArgs<T> p) {
       for (int k = 0; k < kWidth; ++k)
         if (k > j && k < b) s_a[i + k * rpb] -= vi * w[k];
     }
-    if (owner) {
+    if (is_owner) {
       const int lj = static_cast<int>(j - r0);
-      if (tid > j && tid < b) {
 #pragma unroll
-        for (int k = 0; k < kWidth; ++k)
-          if (k == tid) s_a[lj + k * rpb] = s_top[k] - w[k];
-      }
+      for (int k = 0; k < kWidth; ++k)
+        if (k == tid && k > j && k < b) s_a[lj + k * rpb] = s_top[k] - w[k];
       if (tid == j) s_a[lj + j * rpb] = beta;
     }
     if (blockIdx.x == 0 && tid == 0) p.tau[j] = tau;
@@ -244,81 +288,233 @@ __global__ void __launch_bounds__(kThreads) panel_qr_kernel(PanelArgs<T> p) {
       p.v[gi + c * p.ldv] = gi > c ? x : (gi == c ? T(1) : T(0));
     }
   }
+  // Cluster: no block may exit while another can still read its shared memory (the last
+  // exchange's slots); this barrier ends those reads.
+  if constexpr (kCluster) cg::this_cluster().sync();
+  if (p.t == nullptr) return;  // uniform
+
+  // T = larft(V, tau): G = V^T V over all blocks, then LAPACK's recurrence on block 0.
+  // This block's share of G (upper triangle), entries spread over the threads.
+  for (int e = tid; e < b * b; e += kThreads) {
+    const int c1 = e % b, c2 = e / b;
+    T g = 0;
+    if (c1 <= c2) {
+      for (int i = 0; i < nr; ++i) {
+        const std::int64_t gi = r0 + i;
+        const T v1 = gi > c1 ? s_a[i + c1 * rpb] : (gi == c1 ? T(1) : T(0));
+        const T v2 = gi > c2 ? s_a[i + c2 * rpb] : (gi == c2 ? T(1) : T(0));
+        g += v1 * v2;
+      }
+    }
+    s_g[c1][c2] = g;
+  }
+  __syncthreads();
+  if constexpr (kCluster) {
+    cg::cluster_group cluster = cg::this_cluster();
+    cluster.sync();  // every block's s_g is complete
+    if (blockIdx.x == 0) {
+      const int nblocks = static_cast<int>(gridDim.x);
+      constexpr int kPer = (kWidth * kWidth + kThreads - 1) / kThreads;
+      T sums[kPer];
+#pragma unroll
+      for (int q = 0; q < kPer; ++q) {
+        const int e = tid + q * kThreads;
+        sums[q] = 0;
+        if (e < b * b)
+          for (int r = 0; r < nblocks; ++r)
+            sums[q] += cluster.map_shared_rank(&s_g[e % b][e / b], r)[0];
+      }
+      __syncthreads();
+#pragma unroll
+      for (int q = 0; q < kPer; ++q) {
+        const int e = tid + q * kThreads;
+        if (e < b * b) s_g[e % b][e / b] = sums[q];
+      }
+    }
+    cluster.sync();  // block 0 has read everyone's s_g; the others may now exit
+  } else {
+    T* mine = p.gram + static_cast<std::int64_t>(blockIdx.x) * kWidth * kWidth;
+    for (int e = tid; e < b * b; e += kThreads) mine[e] = s_g[e % b][e / b];
+    cg::this_grid().sync();
+    if (blockIdx.x == 0) {
+      for (int e = tid; e < b * b; e += kThreads) {
+        T s = 0;
+        for (int g = 0; g < static_cast<int>(gridDim.x); ++g)
+          s += __ldcg(p.gram + static_cast<std::int64_t>(g) * kWidth * kWidth + e);
+        s_g[e % b][e / b] = s;
+      }
+    }
+  }
+  if (blockIdx.x != 0) return;
+  __syncthreads();
+  // T(0:i, i) = -tau_i T(0:i, 0:i) G(0:i, i), T(i, i) = tau_i. T's strictly upper part is
+  // kept transposed in G's unused strictly lower part (s_g[c][r] = T(r, c) for c > r) while
+  // s_g[r][c] (r < c) still holds G(r, c); its diagonal in s_aux. Warp 0: a row per thread,
+  // each thread reading only what it wrote itself, so __syncwarp orders the columns.
+  if (tid < kWidth) {
+    const int r = tid;
+    for (int i = 0; i < b; ++i) {
+      const T ti = p.tau[i];  // written by this block's thread 0 above (same block: visible
+                              // after the __syncthreads that ended column i)
+      if (r < i) {
+        T acc = 0;
+        for (int c = r; c < i; ++c) {
+          const T trc = c == r ? s_aux[r] : s_g[c][r];  // T(r, c)
+          acc += trc * s_g[c][i];
+        }
+        s_g[i][r] = -ti * acc;  // T(r, i)
+      }
+      if (r == i) s_aux[r] = ti;  // T(i, i)
+      __syncwarp();
+    }
+    for (int c = 0; c < b; ++c)
+      if (r < b) p.t[r + c * p.ldt] = r < c ? s_g[c][r] : (r == c ? s_aux[r] : T(0));
+  }
 }
 
-/// Rows per block: at least GPUQR_PANEL_ROWS (default 256) so that short panels use few
-/// blocks (fewer partials, a cheaper barrier); more when the panel must spread over every
-/// multiprocessor. 0 when even one block per SM cannot hold its share in shared memory.
-int rows_per_block(std::int64_t h, int sms, int elem, std::size_t smem_limit) {
-  static const int min_rows = [] {
-    const char* text = std::getenv("GPUQR_PANEL_ROWS");
-    const int v = text != nullptr ? std::atoi(text) : 0;
-    return v > 0 ? v : 256;
-  }();
-  std::int64_t rpb = std::max<std::int64_t>(min_rows, (h + sms - 1) / sms);
-  rpb = (rpb + 31) / 32 * 32;
-  const std::size_t bytes = static_cast<std::size_t>(rpb) * kWidth * elem;
-  return bytes <= smem_limit ? static_cast<int>(rpb) : 0;
+/// Rows per block for an h-row panel of width b split over `blocks` blocks.
+int rows_for(std::int64_t h, int blocks) {
+  const std::int64_t rpb = (h + blocks - 1) / blocks;
+  return static_cast<int>((rpb + 31) / 32 * 32);
 }
 
 struct DeviceLimits {
   int sms = 0;
-  std::size_t smem_optin = 0;
+  std::size_t smem = 0;      // dynamic shared memory a block may use (opt-in minus statics)
+  int max_cluster = 0;       // cluster size the cluster kernel can launch with
 };
 
+int env_int(const char* name, int fallback) {
+  const char* text = std::getenv(name);
+  const int v = text != nullptr ? std::atoi(text) : 0;
+  return v > 0 ? v : fallback;
+}
+
+template <class T>
 DeviceLimits device_limits(int device) {
+  // Per device, once: attributes set on the kernels and the limits they imply.
+  static std::mutex mutex;
+  static DeviceLimits cache[64];
+  static bool done[64] = {};
+  std::lock_guard<std::mutex> lock(mutex);
+  if (device >= 0 && device < 64 && done[device]) return cache[device];
   DeviceLimits d;
   int v = 0;
   GPUQR_CUDA_CHECK(cudaDeviceGetAttribute(&v, cudaDevAttrMultiProcessorCount, device));
   d.sms = v;
   GPUQR_CUDA_CHECK(cudaDeviceGetAttribute(&v, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
-  // Leave room for the kernel's static shared arrays.
-  d.smem_optin = static_cast<std::size_t>(v) - 4096;
+  cudaFuncAttributes attr{};
+  GPUQR_CUDA_CHECK(cudaFuncGetAttributes(&attr, panel_kernel<T, true>));
+  d.smem = static_cast<std::size_t>(v) - attr.sharedSizeBytes - 1024;
+  for (auto kernel : {panel_kernel<T, true>, panel_kernel<T, false>}) {
+    GPUQR_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                          static_cast<int>(d.smem)));
+  }
+  GPUQR_CUDA_CHECK(cudaFuncSetAttribute(panel_kernel<T, true>,
+                                        cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
+  // The largest cluster that fits with a full-size block on each SM.
+  cudaLaunchConfig_t cfg{};
+  cfg.gridDim = dim3(kMaxCluster);
+  cfg.blockDim = dim3(kThreads);
+  cfg.dynamicSmemBytes = d.smem;
+  cudaLaunchAttribute cluster_attr{};
+  cluster_attr.id = cudaLaunchAttributeClusterDimension;
+  cluster_attr.val.clusterDim.x = kMaxCluster;
+  cluster_attr.val.clusterDim.y = 1;
+  cluster_attr.val.clusterDim.z = 1;
+  cfg.attrs = &cluster_attr;
+  cfg.numAttrs = 1;
+  int max_cluster = 0;
+  if (cudaOccupancyMaxPotentialClusterSize(&max_cluster, panel_kernel<T, true>, &cfg) !=
+      cudaSuccess) {
+    (void)cudaGetLastError();
+    max_cluster = 8;  // the portable size
+  }
+  d.max_cluster = std::min(max_cluster, kMaxCluster);
+  if (device >= 0 && device < 64) {
+    cache[device] = d;
+    done[device] = true;
+  }
   return d;
 }
 
 }  // namespace
 
-std::int64_t panel_qr_workspace_elems(std::int64_t h, int b) {
-  (void)h;
-  // Four partial sets of b columns x (at most) 1024 blocks x kWidth, plus the pivot rows.
-  return 4LL * b * 1024 * kWidth + static_cast<std::int64_t>(b) * kWidth;
+std::int64_t panel_qr_workspace_elems(std::int64_t, int) {
+  // Grid mode: two exchange slots and the Gram partials for up to 1024 blocks, pivot rows.
+  return 2LL * 1024 * kWidth + 2LL * kWidth + 1024LL * kWidth * kWidth;
+}
+
+std::int64_t panel_qr_max_width(int device, int elem_bytes, std::int64_t h) {
+  const DeviceLimits d = elem_bytes == 8 ? device_limits<double>(device)
+                                         : device_limits<float>(device);
+  // The widest of 32, 16, 8 whose panel fits one cluster; else 32 on the grid kernel.
+  for (int b = kWidth; b >= 8; b /= 2) {
+    const std::int64_t rpb = rows_for(h, d.max_cluster);
+    if (static_cast<std::size_t>(rpb) * b * elem_bytes <= d.smem) return b;
+  }
+  return kWidth;
 }
 
 template <class T>
 bool panel_qr_fused(detail::ContextImpl& ctx, MatrixView<T> panel, VectorView<T> tau,
-                    MatrixView<T> v, T* workspace) {
+                    MatrixView<T> v, MatrixView<T> t, T* workspace) {
   const std::int64_t h = panel.rows();
   const int b = static_cast<int>(panel.cols());
   if (h == 0 || b == 0) return true;
-  static const DeviceLimits lim = [&] {
-    const DeviceLimits d = device_limits(ctx.device);
-    // Once: allow the kernel the whole opt-in shared memory (it asks only for what it uses).
-    GPUQR_CUDA_CHECK(cudaFuncSetAttribute(panel_qr_kernel<T>,
-                                          cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                          static_cast<int>(d.smem_optin)));
-    return d;
-  }();
-  const int rpb = rows_per_block(h, lim.sms, sizeof(T), lim.smem_optin);
-  if (rpb == 0 || b > kWidth) return false;
-  // rpb >= ceil(h / SMs), so the grid has at most one block per multiprocessor and is
-  // co-resident, as a cooperative launch requires (the launch fails cleanly otherwise).
-  const int grid = static_cast<int>((h + rpb - 1) / rpb);
-  const std::size_t smem = static_cast<std::size_t>(rpb) * kWidth * sizeof(T);
-  PanelArgs<T> args{panel.data(), panel.ld(), h,         b,
-                    tau.data(),   v.data(),   v.ld(),    workspace,
-                    workspace + 4LL * b * 1024 * kWidth, rpb};
+  if (b > kWidth) return false;
+  const DeviceLimits d = device_limits<T>(ctx.device);
+  const std::size_t row_bytes = static_cast<std::size_t>(b) * sizeof(T);
+  PanelArgs<T> args{panel.data(), panel.ld(), h, b, tau.data(), v.data(), v.ld(),
+                    t.empty() ? nullptr : t.data(), t.ld(), workspace,
+                    workspace + 2LL * 1024 * kWidth, workspace + 2LL * 1024 * kWidth + 2 * kWidth,
+                    0};
   void* params[] = {&args};
-  GPUQR_CUDA_CHECK(cudaLaunchCooperativeKernel(reinterpret_cast<void*>(panel_qr_kernel<T>),
-                                               dim3(grid), dim3(kThreads), params, smem,
-                                               ctx.stream));
+  // Cluster: as few blocks as hold the panel at about GPUQR_PANEL_ROWS rows each (512).
+  static const int target_rows = env_int("GPUQR_PANEL_ROWS", 512);
+  int blocks = static_cast<int>(std::min<std::int64_t>((h + target_rows - 1) / target_rows,
+                                                       d.max_cluster));
+  blocks = std::max(blocks, 1);
+  while (blocks <= d.max_cluster &&
+         static_cast<std::size_t>(rows_for(h, blocks)) * row_bytes > d.smem) {
+    ++blocks;
+  }
+  if (blocks <= d.max_cluster) {
+    args.rpb = rows_for(h, blocks);
+    blocks = static_cast<int>((h + args.rpb - 1) / args.rpb);
+    cudaLaunchConfig_t cfg{};
+    cfg.gridDim = dim3(blocks);
+    cfg.blockDim = dim3(kThreads);
+    cfg.dynamicSmemBytes = static_cast<std::size_t>(args.rpb) * row_bytes;
+    cfg.stream = ctx.stream;
+    cudaLaunchAttribute attr{};
+    attr.id = cudaLaunchAttributeClusterDimension;
+    attr.val.clusterDim.x = static_cast<unsigned>(blocks);
+    attr.val.clusterDim.y = 1;
+    attr.val.clusterDim.z = 1;
+    cfg.attrs = &attr;
+    cfg.numAttrs = 1;
+    GPUQR_CUDA_CHECK(cudaLaunchKernelExC(&cfg, reinterpret_cast<const void*>(panel_kernel<T, true>),
+                                         params));
+    GPUQR_CUDA_CHECK_LAUNCH(ctx.stream);
+    return true;
+  }
+  // Grid: one block per SM at most (so the cooperative grid is co-resident), rows spread.
+  blocks = d.sms;
+  args.rpb = rows_for(h, blocks);
+  if (static_cast<std::size_t>(args.rpb) * row_bytes > d.smem) return false;
+  blocks = static_cast<int>((h + args.rpb - 1) / args.rpb);
+  GPUQR_CUDA_CHECK(cudaLaunchCooperativeKernel(
+      reinterpret_cast<const void*>(panel_kernel<T, false>), dim3(blocks), dim3(kThreads), params,
+      static_cast<std::size_t>(args.rpb) * row_bytes, ctx.stream));
   GPUQR_CUDA_CHECK_LAUNCH(ctx.stream);
   return true;
 }
 
-template bool panel_qr_fused<float>(detail::ContextImpl&, MatrixView<float>,
-                                    VectorView<float>, MatrixView<float>, float*);
+template bool panel_qr_fused<float>(detail::ContextImpl&, MatrixView<float>, VectorView<float>,
+                                    MatrixView<float>, MatrixView<float>, float*);
 template bool panel_qr_fused<double>(detail::ContextImpl&, MatrixView<double>,
-                                     VectorView<double>, MatrixView<double>, double*);
+                                     VectorView<double>, MatrixView<double>, MatrixView<double>,
+                                     double*);
 
 }  // namespace gpuqr::kernels::cuda

@@ -13,11 +13,15 @@ inline constexpr int kPanelMaxWidth = 32;
 /// Elements of T the fused panel kernel needs as workspace for an h x b panel.
 std::int64_t panel_qr_workspace_elems(std::int64_t h, int b);
 
-/// Factors the h x b panel (b <= kPanelMaxWidth) in one cooperative launch on ctx's stream,
-/// writing tau and the explicit V; false (nothing launched) when the panel is too tall for the
+/// The widest panel (32, 16 or 8) of h rows that one thread-block cluster holds on `device`.
+std::int64_t panel_qr_max_width(int device, int elem_bytes, std::int64_t h);
+
+/// Factors the h x b panel (b <= kPanelMaxWidth) in one launch on ctx's stream (a cluster, or
+/// a cooperative grid for taller panels), writing tau, the explicit V and, when t is not
+/// empty, T (b x b, as larft). False (nothing launched) when the panel is too tall for the
 /// device's shared memory, so the caller falls back.
 template <class T>
 bool panel_qr_fused(detail::ContextImpl& ctx, MatrixView<T> panel, VectorView<T> tau,
-                    MatrixView<T> v, T* workspace);
+                    MatrixView<T> v, MatrixView<T> t, T* workspace);
 
 }  // namespace gpuqr::kernels::cuda

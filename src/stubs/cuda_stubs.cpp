@@ -79,11 +79,12 @@ void fill(detail::ContextImpl&, MatrixView<T>, T) {
   detail::not_compiled("cuda fill");
 }
 
-std::int64_t max_panel_width(detail::ContextImpl&, int) {
+std::int64_t max_panel_width(detail::ContextImpl&, int, std::int64_t) {
   detail::not_compiled("cuda max_panel_width");
 }
 template <class T>
-void panel_qr(detail::ContextImpl&, MatrixView<T>, VectorView<T>, MatrixView<T>) {
+void panel_qr(detail::ContextImpl&, MatrixView<T>, VectorView<T>, MatrixView<T>,
+              MatrixView<T>) {
   detail::not_compiled("cuda panel_qr");
 }
 template <class T>
