@@ -81,27 +81,35 @@ __device__ __forceinline__ T combine(T x, T y) {
   return kMax ? max(x, y) : x + y;
 }
 
+/// One step of the warp transpose-reduce: lanes pair across `kHalf`; each keeps the half of
+/// its values its lane bit selects and adds the partner's copy of that half.
+template <int kHalf, bool kMax, class T>
+__device__ __forceinline__ void transpose_step(T (&a)[kWidth]) {
+  const bool upper = (threadIdx.x & kHalf) != 0;
+#pragma unroll
+  for (int i = 0; i < kHalf; ++i) {
+    const T send = upper ? a[i] : a[i + kHalf];
+    const T keep = upper ? a[i + kHalf] : a[i];
+    a[i] = combine<kMax>(keep, __shfl_xor_sync(kFull, send, kHalf));
+  }
+}
+
 /// Warp transpose-reduce: afterwards lane l holds the combination over the warp of a[l].
-/// 31 shuffles for 32 values (a tree per value would take 160).
+/// 31 shuffles for 32 values (a tree per value would take 160). Written out step by step so
+/// that every index is a compile-time constant and `a` stays in registers.
 template <bool kMax, class T>
 __device__ __forceinline__ T warp_transpose_reduce(T (&a)[kWidth]) {
-  const int lane = threadIdx.x & 31;
-#pragma unroll
-  for (int half = 16; half >= 1; half >>= 1) {
-    const bool upper = (lane & half) != 0;
-#pragma unroll
-    for (int i = 0; i < half; ++i) {
-      const T send = upper ? a[i] : a[i + half];
-      const T keep = upper ? a[i + half] : a[i];
-      a[i] = combine<kMax>(keep, __shfl_xor_sync(kFull, send, half));
-    }
-  }
+  transpose_step<16, kMax>(a);
+  transpose_step<8, kMax>(a);
+  transpose_step<4, kMax>(a);
+  transpose_step<2, kMax>(a);
+  transpose_step<1, kMax>(a);
   return a[0];
 }
 
 /// The block's combination of a[k] over its threads, returned to threads k < kWidth.
 template <bool kMax, class T>
-__device__ T block_reduce(T (&a)[kWidth], T (*s_red)[kWidth]) {
+__device__ __forceinline__ T block_reduce(T (&a)[kWidth], T (*s_red)[kWidth]) {
   const T mine = warp_transpose_reduce<kMax>(a);
   s_red[threadIdx.x >> 5][threadIdx.x & 31] = mine;
   __syncthreads();
@@ -125,7 +133,8 @@ struct Exchange {
   /// Publishes `mine` (threads k in [k0, k1) hold the block's value for k) and, from the
   /// owner, top_src[k * rpb]; then tot[k] = the combination over blocks, top[k] the pivot row.
   template <bool kMax>
-  __device__ void run(T mine, int k0, int k1, int owner, const T* top_src, T* tot, T* top) {
+  __device__ __forceinline__ void run(T mine, int k0, int k1, int owner, const T* top_src, T* tot,
+                                     T* top) {
     const int k = threadIdx.x;
     const bool is_owner = static_cast<int>(blockIdx.x) == owner;
     const int nblocks = static_cast<int>(gridDim.x);
