@@ -303,19 +303,25 @@ __global__ void __launch_bounds__(kThreads) panel_kernel(PanelArgs<T> p) {
   if (p.t == nullptr) return;  // uniform
 
   // T = larft(V, tau): G = V^T V over all blocks, then LAPACK's recurrence on block 0.
-  // This block's share of G (upper triangle), entries spread over the threads.
-  for (int e = tid; e < b * b; e += kThreads) {
-    const int c1 = e % b, c2 = e / b;
-    T g = 0;
-    if (c1 <= c2) {
-      for (int i = 0; i < nr; ++i) {
+  // This block's share of G: warp w takes rows c1 = w, w + 8, ... of G; its lanes walk the
+  // block's rows (consecutive addresses: no bank conflicts), each lane accumulating a whole
+  // row of G, which a transpose-reduce then sums over the lanes (lane c2 gets G(c1, c2)).
+  {
+    const int lane = tid & 31, warp = tid >> 5;
+    for (int c1 = warp; c1 < b; c1 += kWarps) {
+      T g[kWidth];
+#pragma unroll
+      for (int c2 = 0; c2 < kWidth; ++c2) g[c2] = 0;
+      for (int i = lane; i < nr; i += 32) {
         const std::int64_t gi = r0 + i;
         const T v1 = gi > c1 ? s_a[i + c1 * rpb] : (gi == c1 ? T(1) : T(0));
-        const T v2 = gi > c2 ? s_a[i + c2 * rpb] : (gi == c2 ? T(1) : T(0));
-        g += v1 * v2;
+        if (v1 == T(0)) continue;
+#pragma unroll
+        for (int c2 = 0; c2 < kWidth; ++c2)
+          if (c2 < b) g[c2] += v1 * (gi > c2 ? s_a[i + c2 * rpb] : (gi == c2 ? T(1) : T(0)));
       }
+      s_g[c1][lane] = warp_transpose_reduce<false>(g);
     }
-    s_g[c1][c2] = g;
   }
   __syncthreads();
   if constexpr (kCluster) {
