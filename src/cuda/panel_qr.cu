@@ -81,47 +81,6 @@ __device__ __forceinline__ T combine(T x, T y) {
   return kMax ? max(x, y) : x + y;
 }
 
-/// One step of the warp transpose-reduce: lanes pair across `kHalf`; each keeps the half of
-/// its values its lane bit selects and adds the partner's copy of that half.
-template <int kHalf, bool kMax, class T>
-__device__ __forceinline__ void transpose_step(T (&a)[kWidth]) {
-  const bool upper = (threadIdx.x & kHalf) != 0;
-#pragma unroll
-  for (int i = 0; i < kHalf; ++i) {
-    const T send = upper ? a[i] : a[i + kHalf];
-    const T keep = upper ? a[i + kHalf] : a[i];
-    a[i] = combine<kMax>(keep, __shfl_xor_sync(kFull, send, kHalf));
-  }
-}
-
-/// Warp transpose-reduce: afterwards lane l holds the combination over the warp of a[l].
-/// 31 shuffles for 32 values (a tree per value would take 160). Written out step by step so
-/// that every index is a compile-time constant and `a` stays in registers.
-template <bool kMax, class T>
-__device__ __forceinline__ T warp_transpose_reduce(T (&a)[kWidth]) {
-  transpose_step<16, kMax>(a);
-  transpose_step<8, kMax>(a);
-  transpose_step<4, kMax>(a);
-  transpose_step<2, kMax>(a);
-  transpose_step<1, kMax>(a);
-  return a[0];
-}
-
-/// The block's combination of a[k] over its threads, returned to threads k < kWidth.
-template <bool kMax, class T>
-__device__ __forceinline__ T block_reduce(T (&a)[kWidth], T (*s_red)[kWidth]) {
-  const T mine = warp_transpose_reduce<kMax>(a);
-  s_red[threadIdx.x >> 5][threadIdx.x & 31] = mine;
-  __syncthreads();
-  T s = 0;
-  if (threadIdx.x < kWidth) {
-    s = s_red[0][threadIdx.x];
-#pragma unroll
-    for (int w = 1; w < kWarps; ++w) s = combine<kMax>(s, s_red[w][threadIdx.x]);
-  }
-  return s;
-}
-
 /// The cross-block part of a reduction, and the pivot row's broadcast.
 template <class T, bool kCluster>
 struct Exchange {
@@ -134,14 +93,14 @@ struct Exchange {
   /// owner, top_src[k * rpb]; then tot[k] = the combination over blocks, top[k] the pivot row.
   template <bool kMax>
   __device__ __forceinline__ void run(T mine, int k0, int k1, int owner, const T* top_src, T* tot,
-                                     T* top) {
+                                     T* top, int top_ld) {
     const int k = threadIdx.x;
     const bool is_owner = static_cast<int>(blockIdx.x) == owner;
     const int nblocks = static_cast<int>(gridDim.x);
     if constexpr (kCluster) {
       if (k >= k0 && k < k1) {
         s_slot[slot][k] = mine;
-        if (is_owner && top_src != nullptr) s_top[slot][k] = top_src[k * p->rpb];
+        if (is_owner && top_src != nullptr) s_top[slot][k] = top_src[k * top_ld];
       }
       cg::this_cluster().sync();
       if (k >= k0 && k < k1) {
@@ -162,7 +121,7 @@ struct Exchange {
       T* gtop = p->top + slot * kWidth;
       if (k >= k0 && k < k1) {
         partial[static_cast<std::int64_t>(blockIdx.x) * kWidth + k] = mine;
-        if (is_owner && top_src != nullptr) gtop[k] = top_src[k * p->rpb];
+        if (is_owner && top_src != nullptr) gtop[k] = top_src[k * top_ld];
       }
       cg::this_grid().sync();
       if (k >= k0 && k < k1) {
@@ -181,6 +140,10 @@ struct Exchange {
 
 template <class T, bool kCluster>
 __global__ void __launch_bounds__(kThreads) panel_kernel(PanelArgs<T> p) {
+  // Thread (warp w, lane k) owns column k of the rows i = w, w + 8, ... of this block: dot
+  // products and updates run down columns with no per-column loop in a thread, x_i is a
+  // broadcast load, and the padded leading dimension (rpb + 1) keeps the lanes' loads of one
+  // row in distinct banks.
   extern __shared__ __align__(16) unsigned char smem_raw[];
   T* s_a = reinterpret_cast<T*>(smem_raw);
   __shared__ T s_red[kWarps][kWidth];
@@ -189,32 +152,53 @@ __global__ void __launch_bounds__(kThreads) panel_kernel(PanelArgs<T> p) {
   __shared__ T s_tot[kWidth];  // x^T a_k (k = j: ||x||^2), or v^T a_k on the slow path
   __shared__ T s_top[kWidth];  // the pivot row a(j, k)
   __shared__ T s_aux[kWidth];
-  __shared__ T s_g[kWidth][kWidth + 1];  // Gram partials, then (block 0) G and T
+  __shared__ T s_g[kWidth][kWidth + 1];  // G = V^T V, then T (block 0)
 
   Exchange<T, kCluster> xch{s_slot, s_pivot, &p};
-  const int rpb = p.rpb, b = p.b, tid = threadIdx.x;
+  const int rpb = p.rpb, ld = rpb + 1, b = p.b, tid = threadIdx.x;
+  const int lane = tid & 31, warp = tid >> 5;
   const std::int64_t r0 = static_cast<std::int64_t>(blockIdx.x) * rpb;
   const int nr = static_cast<int>(min(static_cast<std::int64_t>(rpb), p.h - r0));
+  const bool active = lane < b;  // this thread's column exists
+  T* col = s_a + lane * ld;      // this thread's column
 
   for (int c = 0; c < b; ++c)
-    for (int i = tid; i < nr; i += kThreads) s_a[i + c * rpb] = p.a[(r0 + i) + c * p.lda];
+    for (int i = tid; i < nr; i += kThreads) s_a[i + c * ld] = p.a[(r0 + i) + c * p.lda];
   __syncthreads();
+
+  // Block-wide combination of one value per (warp, lane); lanes k < kWidth of warp 0... any
+  // thread with tid < kWidth receives the combination for k = tid.
+  auto block_combine = [&](T mine, bool is_max) -> T {
+    s_red[warp][lane] = mine;
+    __syncthreads();
+    T s = 0;
+    if (tid < kWidth) {
+      s = s_red[0][tid];
+#pragma unroll
+      for (int w = 1; w < kWarps; ++w) s = is_max ? max(s, s_red[w][tid]) : s + s_red[w][tid];
+    }
+    return s;
+  };
 
   for (int j = 0; j < b; ++j) {
     const int i0 = static_cast<int>(max(static_cast<std::int64_t>(0), j + 1 - r0));
     const int owner = j / rpb;
     const bool is_owner = static_cast<int>(blockIdx.x) == owner;
-    const T* top_src = is_owner ? s_a + (j - r0) : nullptr;
-    T acc[kWidth];
-#pragma unroll
-    for (int k = 0; k < kWidth; ++k) acc[k] = 0;
-    for (int i = i0 + tid; i < nr; i += kThreads) {
-      const T x = s_a[i + j * rpb];
-#pragma unroll
-      for (int k = 0; k < kWidth; ++k)
-        if (k >= j && k < b) acc[k] += x * s_a[i + k * rpb];
+    const T* xcol = s_a + j * ld;
+    const int first = i0 + ((warp - i0) % kWarps + kWarps) % kWarps;  // first row = warp mod 8
+    // Partial x^T a_k over this thread's rows (two accumulators: half the FMA chain).
+    T acc0 = 0, acc1 = 0;
+    if (active && lane >= j) {
+      int i = first;
+      for (; i + kWarps < nr; i += 2 * kWarps) {
+        acc0 += xcol[i] * col[i];
+        acc1 += xcol[i + kWarps] * col[i + kWarps];
+      }
+      if (i < nr) acc0 += xcol[i] * col[i];
     }
-    xch.template run<false>(block_reduce<false>(acc, s_red), j, b, owner, top_src, s_tot, s_top);
+    const T mine = block_combine(acc0 + acc1, false);
+    xch.template run<false>(mine, j, b, owner, is_owner ? s_a + (j - r0) : nullptr, s_tot,
+                            s_top, ld);
 
     const T alpha = s_top[j];
     const bool has_below = j + 1 < p.h;
@@ -222,27 +206,20 @@ __global__ void __launch_bounds__(kThreads) panel_kernel(PanelArgs<T> p) {
     const bool rescale = has_below && !(xnorm2 >= Limits<T>::small && xnorm2 <= Limits<T>::big);
     T xnorm = sqrt(xnorm2);
     if (rescale) {  // uniform: every block saw the same xnorm2
-      T m[kWidth];
-#pragma unroll
-      for (int k = 0; k < kWidth; ++k) m[k] = 0;
       T local = 0;
-      for (int i = i0 + tid; i < nr; i += kThreads) local = max(local, abs(s_a[i + j * rpb]));
-#pragma unroll
-      for (int k = 0; k < kWidth; ++k) m[k] = k == j ? local : T(0);
-      xch.template run<true>(block_reduce<true>(m, s_red), j, j + 1, owner, nullptr, s_aux,
-                             nullptr);
-      const T s = s_aux[j];
+      for (int i = first; i < nr; i += kWarps) local = max(local, abs(xcol[i]));
+      xch.template run<true>(block_combine(local, true), j, j + 1, owner, nullptr, s_aux,
+                             nullptr, ld);
+      const T sc = s_aux[j];
       local = 0;
-      if (s > 0)
-        for (int i = i0 + tid; i < nr; i += kThreads) {
-          const T y = s_a[i + j * rpb] / s;
+      if (sc > 0)
+        for (int i = first; i < nr; i += kWarps) {
+          const T y = xcol[i] / sc;
           local += y * y;
         }
-#pragma unroll
-      for (int k = 0; k < kWidth; ++k) m[k] = k == j ? local : T(0);
-      xch.template run<false>(block_reduce<false>(m, s_red), j, j + 1, owner, nullptr, s_aux,
-                              nullptr);
-      xnorm = s * sqrt(s_aux[j]);
+      xch.template run<false>(block_combine(local, false), j, j + 1, owner, nullptr, s_aux,
+                              nullptr, ld);
+      xnorm = sc * sqrt(s_aux[j]);
     }
 
     T beta = alpha, tau = 0, scale = 0;
@@ -254,37 +231,24 @@ __global__ void __launch_bounds__(kThreads) panel_kernel(PanelArgs<T> p) {
     }
     if (rescale) {
       // v^T a_k from the scaled v itself (no squares of tiny or huge entries).
-      T d[kWidth];
-#pragma unroll
-      for (int k = 0; k < kWidth; ++k) d[k] = 0;
-      for (int i = i0 + tid; i < nr; i += kThreads) {
-        const T vi = s_a[i + j * rpb] * scale;
-#pragma unroll
-        for (int k = 0; k < kWidth; ++k)
-          if (k > j && k < b) d[k] += vi * s_a[i + k * rpb];
-      }
-      xch.template run<false>(block_reduce<false>(d, s_red), j + 1, b, owner, nullptr, s_tot,
-                              nullptr);
+      T d = 0;
+      if (active && lane > j)
+        for (int i = first; i < nr; i += kWarps) d += (xcol[i] * scale) * col[i];
+      xch.template run<false>(block_combine(d, false), j + 1, b, owner, nullptr, s_tot,
+                              nullptr, ld);
     }
-    // w_k = tau v^T a_k with v = [1; scale x]; the update is a_k -= v w_k.
-    T w[kWidth];
-#pragma unroll
-    for (int k = 0; k < kWidth; ++k)
-      w[k] = (k > j && k < b) ? tau * (s_top[k] + (rescale ? s_tot[k] : scale * s_tot[k])) : T(0);
-    for (int i = i0 + tid; i < nr; i += kThreads) {
-      const T vi = s_a[i + j * rpb] * scale;
-      s_a[i + j * rpb] = vi;
-#pragma unroll
-      for (int k = 0; k < kWidth; ++k)
-        if (k > j && k < b) s_a[i + k * rpb] -= vi * w[k];
-    }
-    if (is_owner) {
-      const int lj = static_cast<int>(j - r0);
-#pragma unroll
-      for (int k = 0; k < kWidth; ++k)
-        if (k == tid && k > j && k < b) s_a[lj + k * rpb] = s_top[k] - w[k];
-      if (tid == j) s_a[lj + j * rpb] = beta;
-    }
+    // w_k = tau v^T a_k with v = [1; scale x]; the update is a_k -= v w_k. Column j itself
+    // becomes v only after a barrier: the other lanes read x while they update.
+    const T w = (active && lane > j)
+                    ? tau * (s_top[lane] + (rescale ? s_tot[lane] : scale * s_tot[lane]))
+                    : T(0);
+    if (active && lane > j)
+      for (int i = first; i < nr; i += kWarps) col[i] -= (xcol[i] * scale) * w;
+    __syncthreads();
+    if (lane == j)
+      for (int i = first; i < nr; i += kWarps) col[i] *= scale;
+    if (is_owner && warp == 0 && active && lane >= j)
+      col[j - r0] = lane == j ? beta : s_top[lane] - w;  // row j: R's entries
     if (blockIdx.x == 0 && tid == 0) p.tau[j] = tau;
     __syncthreads();
   }
@@ -292,7 +256,7 @@ __global__ void __launch_bounds__(kThreads) panel_kernel(PanelArgs<T> p) {
   for (int c = 0; c < b; ++c) {
     for (int i = tid; i < nr; i += kThreads) {
       const std::int64_t gi = r0 + i;
-      const T x = s_a[i + c * rpb];
+      const T x = s_a[i + c * ld];
       p.a[gi + c * p.lda] = x;
       p.v[gi + c * p.ldv] = gi > c ? x : (gi == c ? T(1) : T(0));
     }
@@ -303,27 +267,30 @@ __global__ void __launch_bounds__(kThreads) panel_kernel(PanelArgs<T> p) {
   if (p.t == nullptr) return;  // uniform
 
   // T = larft(V, tau): G = V^T V over all blocks, then LAPACK's recurrence on block 0.
-  // This block's share of G: warp w takes rows c1 = w, w + 8, ... of G; its lanes walk the
-  // block's rows (consecutive addresses: no bank conflicts), each lane accumulating a whole
-  // row of G, which a transpose-reduce then sums over the lanes (lane c2 gets G(c1, c2)).
+  // Thread (w, c2) accumulates G(c1, c2) for every c1 over its rows (v(i, c1) broadcast);
+  // the warps then add their shares into s_g one after another.
   {
-    const int lane = tid & 31, warp = tid >> 5;
-    for (int c1 = warp; c1 < b; c1 += kWarps) {
-      T g[kWidth];
+    T g[kWidth];
 #pragma unroll
-      for (int c2 = 0; c2 < kWidth; ++c2) g[c2] = 0;
-      for (int i = lane; i < nr; i += 32) {
+    for (int c1 = 0; c1 < kWidth; ++c1) g[c1] = 0;
+    if (active) {
+      for (int i = warp; i < nr; i += kWarps) {
         const std::int64_t gi = r0 + i;
-        const T v1 = gi > c1 ? s_a[i + c1 * rpb] : (gi == c1 ? T(1) : T(0));
-        if (v1 == T(0)) continue;
+        const T v2 = gi > lane ? col[i] : (gi == lane ? T(1) : T(0));
+        if (v2 == T(0)) continue;
 #pragma unroll
-        for (int c2 = 0; c2 < kWidth; ++c2)
-          if (c2 < b) g[c2] += v1 * (gi > c2 ? s_a[i + c2 * rpb] : (gi == c2 ? T(1) : T(0)));
+        for (int c1 = 0; c1 < kWidth; ++c1)
+          if (c1 < b) g[c1] += (gi > c1 ? s_a[i + c1 * ld] : (gi == c1 ? T(1) : T(0))) * v2;
       }
-      s_g[c1][lane] = warp_transpose_reduce<false>(g);
+    }
+    for (int w = 0; w < kWarps; ++w) {
+      if (warp == w) {
+#pragma unroll
+        for (int c1 = 0; c1 < kWidth; ++c1) s_g[c1][lane] = (w == 0 ? T(0) : s_g[c1][lane]) + g[c1];
+      }
+      __syncthreads();
     }
   }
-  __syncthreads();
   if constexpr (kCluster) {
     cg::cluster_group cluster = cg::this_cluster();
     cluster.sync();  // every block's s_g is complete
@@ -369,8 +336,7 @@ __global__ void __launch_bounds__(kThreads) panel_kernel(PanelArgs<T> p) {
   if (tid < kWidth) {
     const int r = tid;
     for (int i = 0; i < b; ++i) {
-      const T ti = p.tau[i];  // written by this block's thread 0 above (same block: visible
-                              // after the __syncthreads that ended column i)
+      const T ti = p.tau[i];  // written by this block's thread 0 during column i
       if (r < i) {
         T acc = 0;
         for (int c = r; c < i; ++c) {
@@ -466,7 +432,7 @@ std::int64_t panel_qr_max_width(int device, int elem_bytes, std::int64_t h) {
   // The widest of 32, 16, 8 whose panel fits one cluster; else 32 on the grid kernel.
   for (int b = kWidth; b >= 8; b /= 2) {
     const std::int64_t rpb = rows_for(h, d.max_cluster);
-    if (static_cast<std::size_t>(rpb) * b * elem_bytes <= d.smem) return b;
+    if (static_cast<std::size_t>(rpb + 1) * b * elem_bytes <= d.smem) return b;
   }
   return kWidth;
 }
@@ -491,7 +457,7 @@ bool panel_qr_fused(detail::ContextImpl& ctx, MatrixView<T> panel, VectorView<T>
                                                        d.max_cluster));
   blocks = std::max(blocks, 1);
   while (blocks <= d.max_cluster &&
-         static_cast<std::size_t>(rows_for(h, blocks)) * row_bytes > d.smem) {
+         static_cast<std::size_t>(rows_for(h, blocks) + 1) * row_bytes > d.smem) {
     ++blocks;
   }
   if (blocks <= d.max_cluster) {
@@ -500,7 +466,7 @@ bool panel_qr_fused(detail::ContextImpl& ctx, MatrixView<T> panel, VectorView<T>
     cudaLaunchConfig_t cfg{};
     cfg.gridDim = dim3(blocks);
     cfg.blockDim = dim3(kThreads);
-    cfg.dynamicSmemBytes = static_cast<std::size_t>(args.rpb) * row_bytes;
+    cfg.dynamicSmemBytes = static_cast<std::size_t>(args.rpb + 1) * row_bytes;
     cfg.stream = ctx.stream;
     cudaLaunchAttribute attr{};
     attr.id = cudaLaunchAttributeClusterDimension;
@@ -517,11 +483,11 @@ bool panel_qr_fused(detail::ContextImpl& ctx, MatrixView<T> panel, VectorView<T>
   // Grid: one block per SM at most (so the cooperative grid is co-resident), rows spread.
   blocks = d.sms;
   args.rpb = rows_for(h, blocks);
-  if (static_cast<std::size_t>(args.rpb) * row_bytes > d.smem) return false;
+  if (static_cast<std::size_t>(args.rpb + 1) * row_bytes > d.smem) return false;
   blocks = static_cast<int>((h + args.rpb - 1) / args.rpb);
   GPUQR_CUDA_CHECK(cudaLaunchCooperativeKernel(
       reinterpret_cast<const void*>(panel_kernel<T, false>), dim3(blocks), dim3(kThreads), params,
-      static_cast<std::size_t>(args.rpb) * row_bytes, ctx.stream));
+      static_cast<std::size_t>(args.rpb + 1) * row_bytes, ctx.stream));
   GPUQR_CUDA_CHECK_LAUNCH(ctx.stream);
   return true;
 }
