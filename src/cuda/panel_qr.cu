@@ -44,7 +44,6 @@ constexpr int kWidth = kPanelMaxWidth;
 constexpr int kThreads = 256;
 constexpr int kWarps = kThreads / 32;
 constexpr int kMaxCluster = 16;
-constexpr unsigned kFull = 0xffffffffu;
 
 template <class T>
 struct PanelArgs {
