@@ -41,7 +41,7 @@ namespace gpuqr::kernels::cuda {
 namespace {
 
 constexpr int kWidth = kPanelMaxWidth;
-constexpr int kThreads = 256;
+constexpr int kThreads = 512;  // 16 warps: rows spread thin, latency hidden
 constexpr int kWarps = kThreads / 32;
 constexpr int kMaxCluster = 16;
 
@@ -179,23 +179,37 @@ __global__ void __launch_bounds__(kThreads) panel_kernel(PanelArgs<T> p) {
     return s;
   };
 
+  // Column j - 1's deferred scaling x := scale x, over this thread's rows from `from`.
+  T prev_scale = 0;
+  int prev_first = 0;
+  auto scale_rows = [&](int from, T sc) {
+    for (int i = from; i < nr; i += kWarps) col[i] *= sc;
+  };
+
   for (int j = 0; j < b; ++j) {
     const int i0 = static_cast<int>(max(static_cast<std::int64_t>(0), j + 1 - r0));
     const int owner = j / rpb;
     const bool is_owner = static_cast<int>(blockIdx.x) == owner;
     const T* xcol = s_a + j * ld;
-    const int first = i0 + ((warp - i0) % kWarps + kWarps) % kWarps;  // first row = warp mod 8
-    // Partial x^T a_k over this thread's rows (two accumulators: half the FMA chain).
-    T acc0 = 0, acc1 = 0;
+    const int first = i0 + ((warp - i0) % kWarps + kWarps) % kWarps;  // first row = warp mod 16
+    // Partial x^T a_k over this thread's rows, four rows at a time (independent loads, four
+    // accumulators).
+    T acc0 = 0, acc1 = 0, acc2 = 0, acc3 = 0;
     if (active && lane >= j) {
       int i = first;
-      for (; i + kWarps < nr; i += 2 * kWarps) {
-        acc0 += xcol[i] * col[i];
-        acc1 += xcol[i + kWarps] * col[i + kWarps];
+      for (; i + 3 * kWarps < nr; i += 4 * kWarps) {
+        const T x0 = xcol[i], x1 = xcol[i + kWarps], x2 = xcol[i + 2 * kWarps],
+                x3 = xcol[i + 3 * kWarps];
+        const T c0 = col[i], c1 = col[i + kWarps], c2 = col[i + 2 * kWarps],
+                c3 = col[i + 3 * kWarps];
+        acc0 += x0 * c0;
+        acc1 += x1 * c1;
+        acc2 += x2 * c2;
+        acc3 += x3 * c3;
       }
-      if (i < nr) acc0 += xcol[i] * col[i];
+      for (; i < nr; i += kWarps) acc0 += xcol[i] * col[i];
     }
-    const T mine = block_combine(acc0 + acc1, false);
+    const T mine = block_combine((acc0 + acc1) + (acc2 + acc3), false);
     xch.template run<false>(mine, j, b, owner, is_owner ? s_a + (j - r0) : nullptr, s_tot,
                             s_top, ld);
 
@@ -237,20 +251,37 @@ __global__ void __launch_bounds__(kThreads) panel_kernel(PanelArgs<T> p) {
                               nullptr, ld);
     }
     // w_k = tau v^T a_k with v = [1; scale x]; the update is a_k -= v w_k. Column j itself
-    // becomes v only after a barrier: the other lanes read x while they update.
+    // becomes v = scale x later: lane j scales it during the next column's update, when no
+    // lane reads it any more and lane j would otherwise idle.
     const T w = (active && lane > j)
                     ? tau * (s_top[lane] + (rescale ? s_tot[lane] : scale * s_tot[lane]))
                     : T(0);
-    if (active && lane > j)
-      for (int i = first; i < nr; i += kWarps) col[i] -= (xcol[i] * scale) * w;
-    __syncthreads();
-    if (lane == j)
-      for (int i = first; i < nr; i += kWarps) col[i] *= scale;
+    if (active && lane > j) {
+      const T sw = scale * w;
+      int i = first;
+      for (; i + 3 * kWarps < nr; i += 4 * kWarps) {
+        const T x0 = xcol[i], x1 = xcol[i + kWarps], x2 = xcol[i + 2 * kWarps],
+                x3 = xcol[i + 3 * kWarps];
+        const T c0 = col[i], c1 = col[i + kWarps], c2 = col[i + 2 * kWarps],
+                c3 = col[i + 3 * kWarps];
+        col[i] = c0 - x0 * sw;
+        col[i + kWarps] = c1 - x1 * sw;
+        col[i + 2 * kWarps] = c2 - x2 * sw;
+        col[i + 3 * kWarps] = c3 - x3 * sw;
+      }
+      for (; i < nr; i += kWarps) col[i] -= xcol[i] * sw;
+    } else if (j > 0 && lane == j - 1) {
+      scale_rows(prev_first, prev_scale);
+    }
     if (is_owner && warp == 0 && active && lane >= j)
       col[j - r0] = lane == j ? beta : s_top[lane] - w;  // row j: R's entries
     if (blockIdx.x == 0 && tid == 0) p.tau[j] = tau;
+    prev_scale = scale;
+    prev_first = first;
     __syncthreads();
   }
+  if (lane == b - 1) scale_rows(prev_first, prev_scale);
+  __syncthreads();
 
   for (int c = 0; c < b; ++c) {
     for (int i = tid; i < nr; i += kThreads) {
