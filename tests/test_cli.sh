@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# The gpuqr tool end to end (CPU backend): the demo problem solves accurately, options work,
+# and bad input gives the documented messages and exit codes.
+#   bash tests/test_cli.sh <path to gpuqr> <source dir>
+set -uo pipefail
+gpuqr="$1"
+src="$2"
+tmp="$(mktemp -d "${TMPDIR:-/tmp}/gpuqr_cli.XXXXXX")"
+trap 'rm -rf "$tmp"' EXIT
+failures=0
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+
+# expect <want exit code> <pattern in stdout+stderr> -- args...
+expect() {
+  local want="$1" pattern="$2"
+  shift 3
+  local out rc
+  out="$("$gpuqr" "$@" 2>&1)"
+  rc=$?
+  if [ "$rc" -ne "$want" ]; then fail "gpuqr $* exited $rc, want $want"$'\n'"$out"; return; fi
+  if ! grep -qE -- "$pattern" <<<"$out"; then fail "gpuqr $*: no /$pattern/ in"$'\n'"$out"; fi
+}
+
+# A relative error printed as 1.234e-05: is it below the bound?
+error_below() {
+  local line value
+  line="$("$gpuqr" "${@:2}" 2>&1 | grep 'x_true||_2 /')" || { fail "gpuqr ${*:2}: no error line"; return; }
+  value="$(awk '{print $NF}' <<<"$line")"
+  awk -v v="$value" -v b="$1" 'BEGIN { exit !(v < b) }' || fail "gpuqr ${*:2}: error $value >= $1"
+}
+
+m="$src/data/matrices"
+expect 0 'gpuqr [0-9]' -- --version
+expect 0 'usage: gpuqr <command>' -- --help
+expect 0 'usage: gpuqr lstsq' -- lstsq --help
+expect 0 'usage: gpuqr info' -- info --help
+expect 0 'CPU context +cpu' -- info
+expect 0 'sparse input densified \(sparse QR not yet available\)' -- lstsq "$m/ash219.mtx" --backend cpu
+expect 0 '219 x 85, coordinate pattern general, 438 nonzeros' -- lstsq "$m/ash219.mtx" --backend cpu
+error_below 1e-13 lstsq "$m/ash219.mtx" --backend cpu
+error_below 1e-5 lstsq "$m/ash219.mtx" --backend cpu --precision single
+error_below 1e-11 lstsq "$m/lp_e226_transposed.mtx" --backend cpu
+expect 0 'best of 3' -- lstsq "$m/ash219.mtx" --backend cpu --repeat 3
+expect 0 'x written to' -- lstsq "$m/ash219.mtx" --backend cpu -o "$tmp/x.mtx"
+head -1 "$tmp/x.mtx" | grep -q '%%MatrixMarket matrix array real general' || fail "x.mtx header"
+
+# Errors: exit 1 with the message; usage: exit 2.
+expect 1 "gpuqr: error: .*cannot open '$tmp/nope.mtx'" -- lstsq "$tmp/nope.mtx"
+printf '%%%%MatrixMarket matrix array real general\n3 2\n1\n2\nabc\n4\n5\n6\n' > "$tmp/bad.mtx"
+expect 1 'gpuqr: error: .*bad.mtx:5: ' -- lstsq "$tmp/bad.mtx"
+expect 1 'fewer rows than columns \(m < n\)' -- lstsq "$m/lp_e226.mtx"
+expect 1 'b must be 472 x 1' -- lstsq "$m/lp_e226_transposed.mtx" "$m/ash219.mtx"
+expect 1 'complex is not supported yet' -- lstsq "$m/c32.mtx"
+expect 1 'exactly zero' -- lstsq "$m/Ragusa16.mtx" --backend cpu
+expect 2 "unknown option '--frob'" -- lstsq "$m/ash219.mtx" --frob
+expect 2 "unknown command 'frob'" -- frob
+expect 2 "unknown backend 'gpu'" -- lstsq "$m/ash219.mtx" --backend gpu
+expect 2 "unknown precision 'half'" -- lstsq "$m/ash219.mtx" --precision half
+expect 2 'missing the matrix file' -- lstsq
+
+if [ "$failures" -ne 0 ]; then
+  echo "$failures check(s) failed"
+  exit 1
+fi
+echo "all gpuqr CLI checks passed"

@@ -1,0 +1,614 @@
+// gpuqr: the command-line tool.
+//
+//   gpuqr lstsq A.mtx [b.mtx] [--backend auto|cpu|cuda] [--precision double|single]
+//               [--repeat N] [-o x.mtx]
+//   gpuqr info
+//
+// Exit status: 0 success; 1 error (gpuqr::Error and the tool's own checks: "gpuqr: error: ..."),
+// or no unique solution (R exactly singular); 2 usage error (unknown command or option).
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+#include <limits>
+#include <new>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <unistd.h>
+
+#include "gpuqr/accuracy.hpp"
+#include "gpuqr/context.hpp"
+#include "gpuqr/dense.hpp"
+#include "gpuqr/error.hpp"
+#include "gpuqr/io.hpp"
+#include "gpuqr/matrix.hpp"
+
+#ifndef GPUQR_VERSION_STRING
+#define GPUQR_VERSION_STRING "unknown"
+#endif
+
+namespace {
+
+using namespace gpuqr;
+using Clock = std::chrono::steady_clock;
+
+// ---- errors of the tool itself ----------------------------------------------------------------
+
+/// A command-line mistake: "gpuqr: <message>" and a pointer to the help, exit status 2.
+class UsageError : public std::runtime_error {
+ public:
+  UsageError(const std::string& message, std::string command)
+      : std::runtime_error(message), command_(std::move(command)) {}
+  const std::string& command() const { return command_; }
+
+ private:
+  std::string command_;
+};
+
+/// A problem the tool finds in its input (m < n, b of the wrong shape): exit status 1.
+class ToolError : public std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// ---- help texts -------------------------------------------------------------------------------
+
+const char* const kMainHelp =
+    R"(usage: gpuqr <command> [options]
+
+Dense Householder QR and least squares on an NVIDIA GPU (CUDA: cuSOLVER/cuBLAS) or the CPU
+(LAPACKE/OpenBLAS).
+
+commands:
+  lstsq A.mtx [b.mtx]   solve min ||A x - b||_2 by QR; report time and accuracy
+  info                  version, CUDA build and devices, CPU backend
+
+options:
+  -h, --help            this help; 'gpuqr <command> --help' for a command's options
+  --version             print the version
+
+exit status: 0 success, 1 error (or no unique least-squares solution), 2 usage error
+)";
+
+const char* const kLstsqHelp =
+    R"(usage: gpuqr lstsq A.mtx [b.mtx] [options]
+
+Solves min ||A x - b||_2 for A m x n with m >= n by Householder QR (A = Q R, x = R^-1 Q^T b,
+gpuqr::HouseholderQR) and reports the time and the accuracy of x.
+
+A and b are Matrix Market files (array or coordinate; real, integer or pattern; general,
+symmetric or skew-symmetric). Coordinate (sparse) files are densified: sparse QR is not
+available yet. b must be m x 1.
+
+Without b the tool makes a problem whose solution is known:
+  x_true(i) = 1 + i/n            (i = 0 .. n-1)
+  b = A x_true + z               z orthogonal to range(A), ||z||_2 = 0.1 ||A x_true||_2
+z is a fixed pseudo-random vector (seed 1) projected onto range(A)'s orthogonal complement
+with a double-precision CPU QR of A, so x_true is the exact least-squares solution and the
+residual is not zero (when m = n, z = 0). The relative error of x is then reported.
+
+options:
+  --backend auto|cpu|cuda    where to compute; auto (default): CUDA device 0 when one is
+                             visible, else the CPU
+  --precision double|single  arithmetic of the factorization and the solve (default double).
+                             Files are read in double; single converts A and b to float.
+                             The accuracy measures are always computed in double.
+  --repeat N                 factor and solve N times; report the best time and the first
+                             (default 1)
+  -o, --output x.mtx         write x (n x 1) as a Matrix Market array file
+  -h, --help                 this help
+
+report:
+  time                 HouseholderQR::compute (factor) and ::solve on the context, waited
+                       for; with CUDA the host<->device copies of A, b and x are timed apart
+  ||A x - b||_2        the residual norm, in double against the double A and b
+  optimality           ||A^T r||_2 / (||A||_F ||r||_2), r = b - A x: 0 at the exact solution;
+                       a backward-stable solve gives a modest multiple of eps when ||r|| is
+                       not tiny (it is rounding noise when the system is consistent)
+  rcond estimate       min |R(i,i)| / max |R(i,i)|: an upper bound on 1/cond_2(A), so a small
+                       value proves ill-conditioning (a warning is printed), a moderate one
+                       does not exclude it
+  error                ||x - x_true||_2 / ||x_true||_2, when b was generated
+
+When R(i,i) is exactly zero (A rank deficient) there is no unique solution: x is not
+computed, nothing is written, and the exit status is 1.
+)";
+
+const char* const kInfoHelp =
+    R"(usage: gpuqr info
+
+Prints the gpuqr version, whether the CUDA backend is compiled in, the CUDA devices visible
+(name, compute capability, SMs, memory) or why none is usable, the CPU context (OpenBLAS
+configuration and threads), and the context that '--backend auto' picks.
+)";
+
+// ---- small helpers ----------------------------------------------------------------------------
+
+double ms_since(Clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+}
+
+std::string fmt(const char* format, double v) {
+  const int size = std::snprintf(nullptr, 0, format, v);
+  if (size <= 0) return std::string();
+  std::string out(static_cast<std::size_t>(size) + 1, '\0');
+  std::snprintf(out.data(), out.size(), format, v);
+  out.resize(static_cast<std::size_t>(size));
+  return out;
+}
+
+/// "0.241 ms", "12.4 ms", "1.53 s".
+std::string fmt_ms(double ms) {
+  if (ms >= 1000.0) return fmt("%.3g s", ms / 1000.0);
+  if (ms >= 100.0) return fmt("%.0f ms", ms);
+  return fmt("%.3g ms", ms);
+}
+
+void field(const std::string& key, const std::string& value) {
+  std::printf("  %-36s %s\n", key.c_str(), value.c_str());
+}
+
+void warn(const std::string& message) {
+  std::fflush(stdout);
+  std::fprintf(stderr, "gpuqr: warning: %s\n", message.c_str());
+}
+
+const char* to_string(io::MmFormat f) {
+  return f == io::MmFormat::coordinate ? "coordinate" : "array";
+}
+const char* to_string(io::MmField f) {
+  switch (f) {
+    case io::MmField::real: return "real";
+    case io::MmField::integer: return "integer";
+    case io::MmField::pattern: return "pattern";
+  }
+  return "?";
+}
+const char* to_string(io::MmSymmetry s) {
+  switch (s) {
+    case io::MmSymmetry::general: return "general";
+    case io::MmSymmetry::symmetric: return "symmetric";
+    case io::MmSymmetry::skew_symmetric: return "skew-symmetric";
+  }
+  return "?";
+}
+
+std::string shape(std::int64_t m, std::int64_t n) {
+  return std::to_string(m) + " x " + std::to_string(n);
+}
+
+template <class To, class From>
+Matrix<To> convert(MatrixView<const From> a) {
+  Matrix<To> out(a.rows(), a.cols());
+  for (std::int64_t j = 0; j < a.cols(); ++j)
+    for (std::int64_t i = 0; i < a.rows(); ++i) out(i, j) = static_cast<To>(a(i, j));
+  return out;
+}
+
+double norm2(const Matrix<double>& v) {
+  double s = 0.0;
+  for (std::int64_t i = 0; i < v.rows(); ++i) s += v(i, 0) * v(i, 0);
+  return std::sqrt(s);
+}
+
+/// splitmix64: a tiny generator whose stream is the same on every platform.
+class SplitMix64 {
+ public:
+  explicit SplitMix64(std::uint64_t seed) : state_(seed) {}
+  /// Uniform in [-1, 1).
+  double uniform() {
+    std::uint64_t z = (state_ += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    z ^= z >> 31;
+    return static_cast<double>(z >> 11) * 0x1.0p-52 - 1.0;
+  }
+
+ private:
+  std::uint64_t state_;
+};
+
+// ---- gpuqr lstsq ------------------------------------------------------------------------------
+
+struct LstsqOptions {
+  std::string a_path;
+  std::string b_path;  // empty: generate b
+  std::string out_path;
+  BackendChoice backend = BackendChoice::automatic;
+  bool single = false;
+  int repeat = 1;
+};
+
+/// The problem in double on the host, as read (and densified) or generated.
+struct Problem {
+  Matrix<double> a;
+  Matrix<double> b;
+  std::optional<Matrix<double>> x_true;
+};
+
+/// b = A x_true + z with z orthogonal to range(A), ||z|| = 0.1 ||A x_true|| (see the help).
+void generate_rhs(Problem& p) {
+  const std::int64_t m = p.a.rows(), n = p.a.cols();
+  Matrix<double> x_true(n, 1);
+  for (std::int64_t i = 0; i < n; ++i) x_true(i, 0) = 1.0 + static_cast<double>(i) / n;
+  Matrix<double> b(m, 1);
+  for (std::int64_t i = 0; i < m; ++i) b(i, 0) = 0.0;
+  for (std::int64_t j = 0; j < n; ++j)
+    for (std::int64_t i = 0; i < m; ++i) b(i, 0) += p.a(i, j) * x_true(j, 0);
+
+  // z = (I - Q Q^T) w with Q the first n columns of A's Householder Q (double, CPU).
+  Matrix<double> z(m, 1);
+  SplitMix64 rng(1);
+  for (std::int64_t i = 0; i < m; ++i) z(i, 0) = rng.uniform();
+  const double w_norm = norm2(z);
+  HouseholderQR<double> qr(Context::cpu(), p.a.view());
+  qr.apply_q(Side::left, Op::trans, z.view());
+  for (std::int64_t i = 0; i < n; ++i) z(i, 0) = 0.0;
+  qr.apply_q(Side::left, Op::no_trans, z.view());
+  const double z_norm = norm2(z), ax_norm = norm2(b);
+  if (m > n && z_norm > 1e-8 * w_norm && ax_norm > 0.0) {
+    const double scale = 0.1 * ax_norm / z_norm;
+    for (std::int64_t i = 0; i < m; ++i) b(i, 0) += scale * z(i, 0);
+    field("right-hand side", "generated: b = A x_true + z, x_true(i) = 1 + i/n,");
+    field("", "z orthogonal to range(A), ||z|| = 0.1 ||A x_true||");
+  } else {
+    field("right-hand side", "generated: b = A x_true, x_true(i) = 1 + i/n (m = n: no residual)");
+  }
+  p.b = std::move(b);
+  p.x_true = std::move(x_true);
+}
+
+/// Throws ToolError when the dense m x n double matrix would not fit in this machine's memory
+/// (a large sparse file would otherwise be densified into swapping or the OOM killer).
+void check_fits_in_memory(std::int64_t m, std::int64_t n) {
+  const double bytes = 8.0 * static_cast<double>(m) * static_cast<double>(n);
+  const long pages = sysconf(_SC_PHYS_PAGES), page_size = sysconf(_SC_PAGE_SIZE);
+  if (pages <= 0 || page_size <= 0) return;  // unknown: let the allocation decide
+  const double physical = static_cast<double>(pages) * static_cast<double>(page_size);
+  // The tool holds A about three times (as read, in double, in the solver's precision).
+  if (3.0 * bytes > physical) {
+    constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+    throw ToolError("densifying A (" + shape(m, n) + ") needs " +
+                    fmt("%.1f GiB per copy, too much for this machine's ", bytes / kGiB) +
+                    fmt("%.1f GiB of memory (sparse QR is not available yet)", physical / kGiB));
+  }
+}
+
+Problem load_problem(const LstsqOptions& o) {
+  Problem p;
+  const auto t0 = Clock::now();
+  io::MatrixMarket mm = io::read_matrix_market(o.a_path);
+  const double read_ms = ms_since(t0);
+  const std::int64_t m = mm.rows, n = mm.cols;
+  std::printf("gpuqr lstsq %s\n", o.a_path.c_str());
+  std::string what = shape(m, n) + ", " + to_string(mm.format) + " " + to_string(mm.field) +
+                     " " + to_string(mm.symmetry);
+  if (mm.is_sparse()) {
+    const double entries = static_cast<double>(m) * static_cast<double>(n);
+    what += ", " + std::to_string(mm.sparse.nnz()) + " nonzeros";
+    if (entries > 0) what += fmt(" (%.2g%% dense)", 100.0 * mm.sparse.nnz() / entries);
+  }
+  field("A", what);
+  if (mm.field == io::MmField::pattern) field("", "pattern file: every entry read as 1");
+  if (mm.is_sparse()) field("note", "sparse input densified (sparse QR not yet available)");
+  if (m == 0 || n == 0) throw ToolError("A is " + shape(m, n) + ": nothing to solve");
+  if (m < n) {
+    throw ToolError("A is " + shape(m, n) +
+                    " with fewer rows than columns (m < n): least squares by QR needs "
+                    "m >= n; underdetermined (minimum-norm) problems are not supported yet");
+  }
+  check_fits_in_memory(m, n);
+  p.a = mm.to_dense();
+
+  if (!o.b_path.empty()) {
+    const auto t1 = Clock::now();
+    io::MatrixMarket mb = io::read_matrix_market(o.b_path);
+    if (mb.rows != m || mb.cols != 1) {
+      throw ToolError(o.b_path + " is " + shape(mb.rows, mb.cols) + ", but A has " +
+                      std::to_string(m) + " rows: b must be " + shape(m, 1));
+    }
+    p.b = mb.to_dense();
+    field("right-hand side", o.b_path + " (" + to_string(mb.format) + " " +
+                                 to_string(mb.field) + ")");
+    field("read", fmt_ms(read_ms + ms_since(t1)));
+  } else {
+    field("read", fmt_ms(read_ms));
+    generate_rhs(p);
+  }
+  return p;
+}
+
+struct Timing {
+  double h2d = 0.0;
+  double factor = 0.0;
+  double solve = 0.0;
+  double d2h = 0.0;
+  double compute() const { return factor + solve; }
+};
+
+template <class T>
+int solve_and_report(const Context& ctx, const Problem& p, const LstsqOptions& o) {
+  const bool on_device = ctx.is_cuda();
+  field("precision", std::string(o.single ? "single" : "double") +
+                         fmt(" (eps %.2g)", accuracy::eps<T>()));
+  field("backend", ctx.describe());
+
+  // The solver's inputs in T on the host (for double a plain copy: one code path).
+  const Matrix<T> a = convert<T, double>(p.a.view());
+  const Matrix<T> b = convert<T, double>(p.b.view());
+
+  std::vector<Timing> runs;
+  LstsqInfo info;
+  Matrix<T> x;
+  for (int r = 0; r < o.repeat; ++r) {
+    Timing t;
+    Matrix<T> a_dev, b_dev;
+    MatrixView<const T> a_in = a.view(), b_in = b.view();
+    if (on_device) {
+      const auto t0 = Clock::now();
+      a_dev = Matrix<T>::copy_of(a.view(), MemorySpace::device, ctx.device());
+      b_dev = Matrix<T>::copy_of(b.view(), MemorySpace::device, ctx.device());
+      t.h2d = ms_since(t0);
+      a_in = a_dev.view();
+      b_in = b_dev.view();
+    }
+    HouseholderQR<T> qr(ctx);
+    const auto t1 = Clock::now();
+    qr.compute(a_in);
+    ctx.synchronize();
+    t.factor = ms_since(t1);
+    const auto t2 = Clock::now();
+    Matrix<T> x_ctx = qr.solve(b_in, &info);
+    ctx.synchronize();
+    t.solve = ms_since(t2);
+    if (on_device) {
+      const auto t3 = Clock::now();
+      x = x_ctx.to_host();
+      t.d2h = ms_since(t3);
+    } else {
+      x = std::move(x_ctx);
+    }
+    runs.push_back(t);
+  }
+
+  const Timing& first = runs.front();
+  const Timing& best = *std::min_element(
+      runs.begin(), runs.end(),
+      [](const Timing& l, const Timing& r) { return l.compute() < r.compute(); });
+  std::string time = "factor " + fmt_ms(best.factor) + " + solve " + fmt_ms(best.solve) + " = " +
+                     fmt_ms(best.compute());
+  if (runs.size() > 1) {
+    time += " (best of " + std::to_string(runs.size()) + "; first " +
+            fmt_ms(first.compute()) + ")";
+  }
+  field(on_device ? "time on the GPU" : "time", time);
+  if (on_device && runs.size() == 1) {
+    field("", "(one cold run: includes one-time CUDA setup; --repeat N for warm timings)");
+  }
+  if (on_device) {
+    field("host<->device copies", "A, b to the device " + fmt_ms(best.h2d) +
+                                      ", x back " + fmt_ms(best.d2h));
+  }
+
+  if (info.singular()) {
+    field("solution", "not computed: R(" + std::to_string(info.singular_at) + ", " +
+                          std::to_string(info.singular_at) + ") is exactly zero");
+    warn("R(" + std::to_string(info.singular_at) + ", " + std::to_string(info.singular_at) +
+         ") is exactly zero (indices from 0): A is rank deficient (column " +
+         std::to_string(info.singular_at) +
+         (info.singular_at == 0 ? std::string(" is zero")
+                                : std::string(" lies in the span of the columns before it")) +
+         ") and the least-squares problem has no unique solution; x was not computed" +
+         (o.out_path.empty() ? std::string() : " and " + o.out_path + " not written"));
+    return 1;
+  }
+
+  // Accuracy, in double against the problem as read.
+  const Matrix<double> xd = convert<double, T>(x.view());
+  const double r_norm = accuracy::residual_norm<double>(p.a.view(), xd.view(), p.b.view());
+  const double optimality =
+      accuracy::normal_equations_residual<double>(p.a.view(), xd.view(), p.b.view());
+  const double b_norm = norm2(p.b);
+  field("||A x - b||_2", fmt("%.6e", r_norm) +
+                             (b_norm > 0.0 ? fmt(" (%.3g ||b||_2)", r_norm / b_norm) : ""));
+  std::string opt_text = fmt("%.3e", optimality);
+  if (b_norm > 0.0 && r_norm <= 1e3 * accuracy::eps<T>() * b_norm) {
+    opt_text += " (r is at rounding level: not informative)";
+  }
+  field("||A^T r||_2 / (||A||_F ||r||_2)", opt_text);
+  field("rcond estimate (min/max |R(i,i)|)", fmt("%.3e", info.rcond_estimate));
+  if (p.x_true) {
+    field("||x - x_true||_2 / ||x_true||_2",
+          fmt("%.3e", accuracy::relative_difference<double>(xd.view(), p.x_true->view())));
+  }
+
+  const double eps = accuracy::eps<T>();
+  if (info.rcond_estimate <= 1e2 * eps) {
+    warn(fmt("rcond estimate %.2e is below 100 eps: A is numerically rank deficient "
+             "in this precision and x is dominated by rounding errors",
+             info.rcond_estimate));
+  } else if (info.rcond_estimate < std::sqrt(eps)) {
+    warn(fmt("rcond estimate %.2e is small: A is ill-conditioned ", info.rcond_estimate) +
+         fmt("(cond_2(A) >= 1/rcond = %.1e): x may lose ",
+             1.0 / info.rcond_estimate) +
+         fmt("%.0f or more of its ", std::log10(1.0 / info.rcond_estimate)) +
+         fmt("%.0f significant digits", -std::log10(eps)));
+  }
+
+  if (!o.out_path.empty()) {
+    io::write_matrix_market(o.out_path, x.view());
+    field("x written to", o.out_path);
+  }
+  return 0;
+}
+
+int cmd_lstsq(const std::vector<std::string>& args) {
+  LstsqOptions o;
+  std::vector<std::string> positional;
+  bool options_done = false;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const std::string& arg = args[i];
+    if (options_done || arg.size() < 2 || arg[0] != '-') {
+      positional.push_back(arg);
+      continue;
+    }
+    if (arg == "--") {
+      options_done = true;
+      continue;
+    }
+    std::string name = arg, value;
+    bool inline_value = false;
+    const auto eq = arg.find('=');
+    if (arg.rfind("--", 0) == 0 && eq != std::string::npos) {
+      name = arg.substr(0, eq);
+      value = arg.substr(eq + 1);
+      inline_value = true;
+    }
+    auto take_value = [&]() -> std::string {
+      if (inline_value) return value;
+      if (i + 1 >= args.size()) throw UsageError("option " + name + " needs a value", "lstsq");
+      return args[++i];
+    };
+    if (name == "-h" || name == "--help") {
+      if (inline_value) throw UsageError("option --help takes no value", "lstsq");
+      std::fputs(kLstsqHelp, stdout);
+      return 0;
+    } else if (name == "--backend") {
+      const std::string v = take_value();
+      try {
+        o.backend = parse_backend_choice(v);
+      } catch (const InvalidArgument& e) {
+        throw UsageError(e.message(), "lstsq");
+      }
+    } else if (name == "--precision") {
+      const std::string v = take_value();
+      if (v == "double") {
+        o.single = false;
+      } else if (v == "single" || v == "float") {
+        o.single = true;
+      } else {
+        throw UsageError("unknown precision '" + v + "': expected double or single", "lstsq");
+      }
+    } else if (name == "--repeat") {
+      const std::string v = take_value();
+      char* end = nullptr;
+      const long n = std::strtol(v.c_str(), &end, 10);
+      if (v.empty() || *end != '\0' || n < 1 || n > 1000000) {
+        throw UsageError("--repeat needs a count >= 1, got '" + v + "'", "lstsq");
+      }
+      o.repeat = static_cast<int>(n);
+    } else if (name == "-o" || name == "--output") {
+      o.out_path = take_value();
+      if (o.out_path.empty()) throw UsageError("option " + name + " needs a file name", "lstsq");
+    } else {
+      throw UsageError("unknown option '" + arg + "'", "lstsq");
+    }
+  }
+  if (positional.empty()) throw UsageError("missing the matrix file A.mtx", "lstsq");
+  if (positional.size() > 2) {
+    throw UsageError("too many files: expected A.mtx [b.mtx], got '" + positional[2] + "' too",
+                     "lstsq");
+  }
+  o.a_path = positional[0];
+  if (positional.size() == 2) o.b_path = positional[1];
+
+  // The context first: a bad --backend cuda fails before any reading.
+  const Context ctx = Context::from_choice(o.backend);
+  const Problem p = load_problem(o);
+  return o.single ? solve_and_report<float>(ctx, p, o) : solve_and_report<double>(ctx, p, o);
+}
+
+// ---- gpuqr info -------------------------------------------------------------------------------
+
+int cmd_info(const std::vector<std::string>& args) {
+  for (const std::string& arg : args) {
+    if (arg == "-h" || arg == "--help") {
+      std::fputs(kInfoHelp, stdout);
+      return 0;
+    }
+    if (!arg.empty() && arg[0] == '-') throw UsageError("unknown option '" + arg + "'", "info");
+    throw UsageError("unexpected argument '" + arg + "'", "info");
+  }
+  std::printf("gpuqr %s\n", GPUQR_VERSION_STRING);
+  field("CUDA backend", cuda_compiled() ? "compiled" : "not compiled (CPU-only build)");
+  const std::vector<DeviceInfo> devices = cuda_devices();
+  if (devices.empty()) {
+    field("CUDA devices", "none usable: " + cuda_unavailable_reason());
+  } else {
+    for (const DeviceInfo& d : devices) {
+      field("cuda:" + std::to_string(d.index),
+            d.name + ", compute capability " + std::to_string(d.compute_major) + "." +
+                std::to_string(d.compute_minor) + ", " + std::to_string(d.multiprocessors) +
+                " SMs, " +
+                fmt("%.1f GiB", static_cast<double>(d.total_memory_bytes) / (1024.0 * 1024.0 *
+                                                                               1024.0)));
+    }
+  }
+  field("CPU context", Context::cpu().describe());
+  try {
+    field("--backend auto picks", Context::best().describe());
+  } catch (const Error& e) {
+    field("--backend auto picks", std::string("nothing usable: ") + e.what());
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const std::vector<std::string> args(argv + 1, argv + argc);
+  try {
+    if (args.empty()) {
+      std::fputs(kMainHelp, stderr);
+      return 2;
+    }
+    const std::string& command = args[0];
+    const std::vector<std::string> rest(args.begin() + 1, args.end());
+    if (command == "-h" || command == "--help" || command == "help") {
+      if (command == "help" && !rest.empty()) {
+        if (rest[0] == "lstsq") return cmd_lstsq({"--help"});
+        if (rest[0] == "info") return cmd_info({"--help"});
+        throw UsageError("no help for unknown command '" + rest[0] + "'", "");
+      }
+      std::fputs(kMainHelp, stdout);
+      return 0;
+    }
+    if (command == "--version") {
+      std::printf("gpuqr %s\n", GPUQR_VERSION_STRING);
+      return 0;
+    }
+    if (command == "lstsq") return cmd_lstsq(rest);
+    if (command == "info") return cmd_info(rest);
+    if (!command.empty() && command[0] == '-') {
+      throw UsageError("unknown option '" + command + "'", "");
+    }
+    throw UsageError("unknown command '" + command + "': expected lstsq or info", "");
+  } catch (const UsageError& e) {
+    std::fflush(stdout);
+    std::fprintf(stderr, "gpuqr: %s\nTry 'gpuqr%s%s --help'.\n", e.what(),
+                 e.command().empty() ? "" : " ", e.command().c_str());
+    return 2;
+  } catch (const ToolError& e) {
+    std::fflush(stdout);
+    std::fprintf(stderr, "gpuqr: error: %s\n", e.what());
+    return 1;
+  } catch (const gpuqr::Error& e) {
+    std::fflush(stdout);
+    std::fprintf(stderr, "gpuqr: error: %s\n", e.what());
+    return 1;
+  } catch (const std::bad_alloc&) {
+    std::fflush(stdout);
+    std::fprintf(stderr, "gpuqr: error: out of host memory\n");
+    return 1;
+  } catch (const std::exception& e) {
+    std::fflush(stdout);
+    std::fprintf(stderr, "gpuqr: error: %s\n", e.what());
+    return 1;
+  }
+}
