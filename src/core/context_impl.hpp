@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -36,6 +37,11 @@ class ContextImpl {
   static constexpr int kWorkspaces = 3;
   void* workspace[kWorkspaces] = {nullptr, nullptr, nullptr};
   std::size_t workspace_bytes[kWorkspaces] = {0, 0, 0};
+  /// A second lane of work for look-ahead (CUDA: its own stream, handles and workspaces;
+  /// created on first use by cuda_aux_lane); `event` orders work between the two lanes.
+  std::unique_ptr<ContextImpl> aux;
+  void* event = nullptr;  // cudaEvent_t, created on first use
+
   /// The CPU backend's driver workspace (host memory), grow-only; see host_workspace().
   std::vector<double> host_workspace;
   // Grown on demand by cuda_workspace(); owned here, freed by cuda_release_context().
@@ -52,6 +58,10 @@ void* cuda_workspace(ContextImpl& impl, std::size_t bytes,
                      int slot = ContextImpl::kLeafWorkspace);
 std::string cuda_describe(const ContextImpl& impl);
 std::vector<DeviceInfo> cuda_device_list() noexcept;
+/// The context's second lane (created on first use, same device).
+ContextImpl& cuda_aux_lane(ContextImpl& impl);
+/// Work enqueued later on `to` waits for all work enqueued so far on `from`.
+void cuda_lane_signal(ContextImpl& from, ContextImpl& to);
 std::string cuda_unavailable_reason_impl();
 void* cuda_malloc(std::size_t bytes, int device);
 void cuda_free(void* p, int device) noexcept;

@@ -12,7 +12,23 @@
   ((ctx).is_cuda() ? ::gpuqr::kernels::cuda::name((ctx).impl(), __VA_ARGS__) \
                    : ::gpuqr::kernels::cpu::name((ctx).impl(), __VA_ARGS__))
 
+/// As GPUQR_DISPATCH, on an explicit lane (a ContextImpl of the context's backend).
+#define GPUQR_DISPATCH_ON(ctx, lane, name, ...)                          \
+  ((ctx).is_cuda() ? ::gpuqr::kernels::cuda::name((lane), __VA_ARGS__)  \
+                   : ::gpuqr::kernels::cpu::name((lane), __VA_ARGS__))
+
 namespace gpuqr::detail {
+
+/// The context's second lane of work (look-ahead): on CUDA another stream, on the CPU the same.
+inline ContextImpl& aux_lane(const Context& ctx) {
+  return ctx.is_cuda() ? cuda_aux_lane(ctx.impl()) : ctx.impl();
+}
+
+/// Later work on `to` waits for the work enqueued so far on `from` (no-op on the CPU).
+inline void lane_signal(const Context& ctx, ContextImpl& from, ContextImpl& to) {
+  if (ctx.is_cuda() && &from != &to) cuda_lane_signal(from, to);
+}
+
 
 /// The memory space a context computes in.
 inline MemorySpace space_of(const Context& ctx) {

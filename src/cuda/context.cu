@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <limits>
 #include <optional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -161,6 +162,8 @@ void cuda_release_context(ContextImpl& impl) noexcept {
   // for it before releasing them. Errors are ignored: this runs from a destructor (and, at
   // process exit, possibly after the runtime has shut down), which must not throw.
   if (impl.stream != nullptr) (void)cudaStreamSynchronize(impl.stream);
+  // The aux lane's work may read this lane's buffers (the driver's V): let it finish first.
+  if (impl.aux && impl.aux->stream != nullptr) (void)cudaStreamSynchronize(impl.aux->stream);
   if (impl.cusolver != nullptr) {
     (void)cusolverDnDestroy(static_cast<cusolverDnHandle_t>(impl.cusolver));
     impl.cusolver = nullptr;
@@ -180,10 +183,39 @@ void cuda_release_context(ContextImpl& impl) noexcept {
     (void)cudaFree(impl.scratch);
     impl.scratch = nullptr;
   }
+  if (impl.event != nullptr) {
+    (void)cudaEventDestroy(static_cast<cudaEvent_t>(impl.event));
+    impl.event = nullptr;
+  }
   if (impl.owns_stream && impl.stream != nullptr) (void)cudaStreamDestroy(impl.stream);
   impl.stream = nullptr;
   impl.owns_stream = false;
   (void)cudaGetLastError();  // leave no error of ours behind for the next caller to find
+}
+
+ContextImpl& cuda_aux_lane(ContextImpl& impl) {
+  if (!impl.aux) {
+    auto aux = std::make_unique<ContextImpl>();
+    cuda_init_context(*aux, impl.device, nullptr);
+    aux->backend = Backend::cuda;
+    aux->check_finite = impl.check_finite;
+    impl.aux = std::move(aux);
+  }
+  return *impl.aux;
+}
+
+void cuda_lane_signal(ContextImpl& from, ContextImpl& to) {
+  DeviceGuard guard(from.device);
+  if (from.event == nullptr) {
+    cudaEvent_t e = nullptr;
+    // Timing off: a pure ordering event is cheaper to record and wait on.
+    GPUQR_CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+    from.event = e;
+  }
+  // cudaStreamWaitEvent waits for the record made just before it, so re-recording the same
+  // event later is safe.
+  GPUQR_CUDA_CHECK(cudaEventRecord(static_cast<cudaEvent_t>(from.event), from.stream));
+  GPUQR_CUDA_CHECK(cudaStreamWaitEvent(to.stream, static_cast<cudaEvent_t>(from.event), 0));
 }
 
 void cuda_synchronize(const ContextImpl& impl) {

@@ -482,7 +482,7 @@ bool panel_qr_fused(detail::ContextImpl& ctx, MatrixView<T> panel, VectorView<T>
                     0};
   void* params[] = {&args};
   // Cluster: as few blocks as hold the panel at about GPUQR_PANEL_ROWS rows each (512).
-  static const int target_rows = env_int("GPUQR_PANEL_ROWS", 512);
+  static const int target_rows = env_int("GPUQR_PANEL_ROWS", 64);
   int blocks = static_cast<int>(std::min<std::int64_t>((h + target_rows - 1) / target_rows,
                                                        d.max_cluster));
   blocks = std::max(blocks, 1);
@@ -490,7 +490,12 @@ bool panel_qr_fused(detail::ContextImpl& ctx, MatrixView<T> panel, VectorView<T>
          static_cast<std::size_t>(rows_for(h, blocks) + 1) * row_bytes > d.smem) {
     ++blocks;
   }
-  if (blocks <= d.max_cluster) {
+  // GPUQR_PANEL_MODE=grid forces the cooperative-grid variant (for measurements).
+  static const bool force_grid = [] {
+    const char* text = std::getenv("GPUQR_PANEL_MODE");
+    return text != nullptr && std::string(text) == "grid";
+  }();
+  if (blocks <= d.max_cluster && !force_grid) {
     args.rpb = rows_for(h, blocks);
     blocks = static_cast<int>((h + args.rpb - 1) / args.rpb);
     cudaLaunchConfig_t cfg{};
@@ -510,9 +515,12 @@ bool panel_qr_fused(detail::ContextImpl& ctx, MatrixView<T> panel, VectorView<T>
     GPUQR_CUDA_CHECK_LAUNCH(ctx.stream);
     return true;
   }
-  // Grid: one block per SM at most (so the cooperative grid is co-resident), rows spread.
-  blocks = d.sms;
+  // Grid: one block per SM at most (so the cooperative grid is co-resident), about
+  // GPUQR_PANEL_ROWS rows each when the panel is short enough to leave SMs idle.
+  blocks = static_cast<int>(std::min<std::int64_t>(d.sms, (h + target_rows - 1) / target_rows));
+  blocks = std::max(blocks, 1);
   args.rpb = rows_for(h, blocks);
+  if (static_cast<std::size_t>(args.rpb + 1) * row_bytes > d.smem) args.rpb = rows_for(h, d.sms);
   if (static_cast<std::size_t>(args.rpb + 1) * row_bytes > d.smem) return false;
   blocks = static_cast<int>((h + args.rpb - 1) / args.rpb);
   GPUQR_CUDA_CHECK(cudaLaunchCooperativeKernel(

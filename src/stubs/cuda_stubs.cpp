@@ -24,6 +24,8 @@ void cuda_synchronize(const ContextImpl&) { not_compiled("Context::synchronize")
 void* cuda_workspace(ContextImpl&, std::size_t, int) { not_compiled("cuda workspace"); }
 std::string cuda_describe(const ContextImpl&) { return "cuda (not compiled)"; }
 std::vector<DeviceInfo> cuda_device_list() noexcept { return {}; }
+ContextImpl& cuda_aux_lane(ContextImpl&) { not_compiled("cuda aux lane"); }
+void cuda_lane_signal(ContextImpl&, ContextImpl&) { not_compiled("cuda lane signal"); }
 std::string cuda_unavailable_reason_impl() {
   return "this gpuqr was built without the CUDA backend";
 }
