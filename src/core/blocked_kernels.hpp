@@ -27,6 +27,13 @@
   template <class T>                                                                          \
   void larft(detail::ContextImpl& ctx, MatrixView<const T> v, VectorView<const T> tau,       \
              MatrixView<T> t, MatrixView<T> gram);                                            \
+  /* As larft, when T's diagonal tile x tile blocks already hold the T of each tile's         \
+     reflectors (panel_qr's output for inner panels of width `tile`): only the rest of T is   \
+     computed. */                                                                             \
+  template <class T>                                                                          \
+  void larft_known_diagonal(detail::ContextImpl& ctx, MatrixView<const T> v,                 \
+                            VectorView<const T> tau, MatrixView<T> t, MatrixView<T> gram,     \
+                            std::int64_t tile);                                               \
   /* C := op(H) C (left) or C op(H) (right), H = I - V T V^T, V m x k (left) or n x k         \
      (right); `work` is k x C.cols (left) or C.rows x k (right) scratch. */                   \
   template <class T>                                                                          \
@@ -42,6 +49,9 @@
   template void form_v<T>(detail::ContextImpl&, MatrixView<const T>, MatrixView<T>);         \
   template void larft<T>(detail::ContextImpl&, MatrixView<const T>, VectorView<const T>,     \
                          MatrixView<T>, MatrixView<T>);                                       \
+  template void larft_known_diagonal<T>(detail::ContextImpl&, MatrixView<const T>,           \
+                                        VectorView<const T>, MatrixView<T>, MatrixView<T>,    \
+                                        std::int64_t);                                        \
   template void larfb<T>(detail::ContextImpl&, Side, Op, MatrixView<const T>,                \
                          MatrixView<const T>, MatrixView<T>, MatrixView<T>);          \
   template void laset<T>(detail::ContextImpl&, T, T, MatrixView<T>);

@@ -27,19 +27,20 @@ std::int64_t env_size(const char* name, std::int64_t fallback) {
   return v;
 }
 
-/// The driver's buffers: V (ldv x outer), T and G (outer x outer), W (outer x n), Ti and Gi
-/// (inner x inner), Wi (inner x outer), carved from one workspace in the context's memory.
+/// The driver's buffers: V (ldv x outer), T and G (outer x outer), W (outer x n),
+/// Wi (inner x outer), carved from one workspace in the context's memory. V and T come twice:
+/// look-ahead factors the next panel into the second pair while the first is in use.
 template <class T>
 struct Buffers {
-  MatrixView<T> v, v2, t, g, w, ti, gi, wi;  // v2: the look-ahead panel's V
+  MatrixView<T> v, v2, t, t2, g, w, wi;  // v2, t2: the look-ahead panel's V and T
 };
 
 template <class T>
 Buffers<T> carve(const Context& ctx, std::int64_t ldv, std::int64_t n, BlockSizes bs) {
   const std::int64_t nb = bs.outer, ib = bs.inner;
   const std::int64_t ldv1 = std::max<std::int64_t>(ldv, 1);
-  const std::int64_t counts[] = {ldv1 * nb, ldv1 * nb, nb * nb, nb * nb,
-                                 nb * std::max<std::int64_t>(n, 1), ib * ib, ib * ib, ib * nb};
+  const std::int64_t counts[] = {ldv1 * nb, ldv1 * nb, nb * nb, nb * nb, nb * nb,
+                                 nb * std::max<std::int64_t>(n, 1), ib * nb};
   std::int64_t total = 0;
   for (std::int64_t c : counts) total += (c + 31) / 32 * 32;  // 256-byte aligned pieces
   T* base = nullptr;
@@ -65,11 +66,10 @@ Buffers<T> carve(const Context& ctx, std::int64_t ldv, std::int64_t n, BlockSize
   b.v = take(ldv1, nb, counts[0]);
   b.v2 = take(ldv1, nb, counts[1]);
   b.t = take(nb, nb, counts[2]);
-  b.g = take(nb, nb, counts[3]);
-  b.w = take(nb, std::max<std::int64_t>(n, 1), counts[4]);
-  b.ti = take(ib, ib, counts[5]);
-  b.gi = take(ib, ib, counts[6]);
-  b.wi = take(ib, nb, counts[7]);
+  b.t2 = take(nb, nb, counts[3]);
+  b.g = take(nb, nb, counts[4]);
+  b.w = take(nb, std::max<std::int64_t>(n, 1), counts[5]);
+  b.wi = take(ib, nb, counts[6]);
   return b;
 }
 
@@ -108,12 +108,14 @@ BlockSizes choose_block_sizes(const Context& ctx, std::int64_t m, std::int64_t n
 
 namespace {
 
-/// Factors the outer panel a(j:m, j:j+jb) on `lane` into V (explicit, h x jb): inner panels
-/// by panel_qr (which also gives their T), each applied to the rest of the outer panel.
+/// Factors the outer panel a(j:m, j:j+jb) on `lane` into V (explicit, h x jb) and T's
+/// diagonal blocks (tp, jb x jb): inner panels by panel_qr, which also gives their T, each
+/// applied to the rest of the outer panel. Returns the inner width used.
 template <class T>
-void factor_outer_panel(const Context& ctx, ContextImpl& lane, MatrixView<T> a,
-                        VectorView<T> tau, std::int64_t j, std::int64_t jb, MatrixView<T> vp,
-                        const Buffers<T>& buf, std::int64_t inner_cap) {
+std::int64_t factor_outer_panel(const Context& ctx, ContextImpl& lane, MatrixView<T> a,
+                                VectorView<T> tau, std::int64_t j, std::int64_t jb,
+                                MatrixView<T> vp, MatrixView<T> tp, const Buffers<T>& buf,
+                                std::int64_t inner_cap) {
   const std::int64_t h = a.rows() - j;
   MatrixView<T> panel = a.block(j, j, h, jb);
   // Inner panels as wide as the backend handles well at this height (inner_cap at most).
@@ -122,18 +124,18 @@ void factor_outer_panel(const Context& ctx, ContextImpl& lane, MatrixView<T> a,
   for (std::int64_t i = 0; i < jb; i += inner) {
     const std::int64_t ib = std::min(inner, jb - i);
     MatrixView<T> vi = vp.block(i, i, h - i, ib);
-    MatrixView<T> ti = piece(buf.ti, ib, ib);
+    MatrixView<T> ti = tp.block(i, i, ib, ib);
     // V is explicit: zeros above each inner block (panel_qr writes rows i.. only).
     if (i > 0) GPUQR_DISPATCH_ON(ctx, lane, laset, T(0), T(0), vp.block(0, i, i, ib));
-    const bool more = i + ib < jb;
     GPUQR_DISPATCH_ON(ctx, lane, panel_qr, panel.block(i, i, h - i, ib), sub(tau, j + i, ib), vi,
-                      more ? ti : piece(buf.ti, 0, 0));
-    if (more) {
+                      ti);
+    if (i + ib < jb) {
       GPUQR_DISPATCH_ON(ctx, lane, larfb, Side::left, Op::trans, MatrixView<const T>(vi),
                         MatrixView<const T>(ti), panel.block(i, i + ib, h - i, jb - i - ib),
                         piece(buf.wi, ib, jb - i - ib));
     }
   }
+  return inner;
 }
 
 }  // namespace
@@ -149,20 +151,26 @@ void blocked_geqrf(const Context& ctx, MatrixView<T> a, VectorView<T> tau, Block
   // this lane applies the current block reflector to the rest of the trailing matrix. V is
   // double-buffered between the lanes (panel p uses buffer p % 2); T, W belong to this lane,
   // the inner panels' Ti, Wi to the other.
-  const bool look_ahead = ctx.is_cuda() && env_size("GPUQR_LOOKAHEAD", 1) != 0;
+  const char* la_text = std::getenv("GPUQR_LOOKAHEAD");  // "0" turns it off (measurements)
+  const bool look_ahead = ctx.is_cuda() && !(la_text != nullptr && std::string(la_text) == "0");
   ContextImpl& side = look_ahead ? aux_lane(ctx) : main;
   MatrixView<T> vbuf[2] = {buf.v, buf.v2};
-  factor_outer_panel<T>(ctx, main, a, tau, 0, std::min(bs.outer, k), vbuf[0].block(0, 0, m, std::min(bs.outer, k)), buf, bs.inner);
+  MatrixView<T> tbuf[2] = {buf.t, buf.t2};
+  const std::int64_t jb0 = std::min(bs.outer, k);
+  std::int64_t inner = factor_outer_panel<T>(ctx, main, a, tau, 0, jb0,
+                                             vbuf[0].block(0, 0, m, jb0),
+                                             tbuf[0].block(0, 0, jb0, jb0), buf, bs.inner);
   std::int64_t p = 0;
   for (std::int64_t j = 0; j < k; j += bs.outer, ++p) {
     const std::int64_t jb = std::min(bs.outer, k - j), h = m - j;
     MatrixView<T> vp = vbuf[p % 2].block(0, 0, h, jb);
+    MatrixView<T> t = tbuf[p % 2].block(0, 0, jb, jb);
     const std::int64_t jn = j + jb;                             // the next panel's column
     const std::int64_t jbn = jn < k ? std::min(bs.outer, k - jn) : 0;
     if (jn >= n) break;
-    MatrixView<T> t = piece(buf.t, jb, jb);
-    GPUQR_DISPATCH_ON(ctx, main, larft, MatrixView<const T>(vp),
-                      VectorView<const T>(sub(tau, j, jb)), t, piece(buf.g, jb, jb));
+    // The outer T from one V^T V product, its diagonal blocks from the inner panels.
+    GPUQR_DISPATCH_ON(ctx, main, larft_known_diagonal, MatrixView<const T>(vp),
+                      VectorView<const T>(sub(tau, j, jb)), t, piece(buf.g, jb, jb), inner);
     auto update = [&](std::int64_t c0, std::int64_t c1) {
       if (c1 <= c0) return;
       GPUQR_DISPATCH_ON(ctx, main, larfb, Side::left, Op::trans, MatrixView<const T>(vp),
@@ -173,12 +181,13 @@ void blocked_geqrf(const Context& ctx, MatrixView<T> a, VectorView<T> tau, Block
       update(jn, n);
       continue;
     }
-    MatrixView<T> vnext = vbuf[(p + 1) % 2].block(0, 0, m - jn, jbn);
     update(jn, jn + jbn);
     lane_signal(ctx, main, side);  // the next panel's columns are up to date
-    factor_outer_panel<T>(ctx, side, a, tau, jn, jbn, vnext, buf, bs.inner);
+    inner = factor_outer_panel<T>(ctx, side, a, tau, jn, jbn,
+                                  vbuf[(p + 1) % 2].block(0, 0, m - jn, jbn),
+                                  tbuf[(p + 1) % 2].block(0, 0, jbn, jbn), buf, bs.inner);
     update(jn + jbn, n);
-    lane_signal(ctx, side, main);  // the next iteration uses the panel and its V
+    lane_signal(ctx, side, main);  // the next iteration uses the panel, its V and T
   }
 }
 

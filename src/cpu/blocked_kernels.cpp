@@ -76,6 +76,13 @@ void larft(detail::ContextImpl&, MatrixView<const T> v, VectorView<const T> tau,
 }
 
 template <class T>
+void larft_known_diagonal(detail::ContextImpl& ctx, MatrixView<const T> v,
+                          VectorView<const T> tau, MatrixView<T> t, MatrixView<T> gram,
+                          std::int64_t) {
+  larft<T>(ctx, v, tau, t, gram);  // LAPACK recomputes the diagonal blocks: same values
+}
+
+template <class T>
 void larfb(detail::ContextImpl&, Side side, Op op, MatrixView<const T> v,
            MatrixView<const T> t, MatrixView<T> c, MatrixView<T>) {
   if (c.empty() || v.cols() == 0) return;

@@ -54,8 +54,7 @@ __global__ void laset_kernel(T* a, std::int64_t lda, std::int64_t m, std::int64_
 
 /// T's diagonal kTile x kTile blocks from the Gram matrix G = V^T V (upper triangle valid), by
 /// LAPACK larft's recurrence T(0:i, i) = -tau_i T(0:i, 0:i) G(0:i, i), T(i, i) = tau_i; one
-/// thread block per diagonal block, all in shared memory. Also copies G's strictly upper
-/// off-diagonal blocks into T, where the merge step (trmm) turns them into T's blocks.
+/// thread block per diagonal block, all in shared memory.
 template <class T>
 __global__ void larft_tiles_kernel(const T* g, std::int64_t ldg, const T* tau, T* t,
                                    std::int64_t ldt, int k) {
@@ -82,11 +81,20 @@ __global__ void larft_tiles_kernel(const T* g, std::int64_t ldg, const T* tau, T
   }
   if (r < nb)
     for (int c = 0; c < nb; ++c) t[(base + r) + std::int64_t(base + c) * ldt] = c >= r ? s_t[r][c] : T(0);
-  // Off-diagonal blocks to the right of this tile row: G's values (merged later), zeros below.
-  for (std::int64_t c = base + nb; c < k; ++c) {
-    if (r < nb) {
-      t[(base + r) + c * ldt] = g[(base + r) + c * ldg];
-      t[c + std::int64_t(base + r) * ldt] = T(0);
+}
+
+/// T(i, j) := G(i, j) for the entries right of the diagonal kTile blocks (j >= the end of
+/// i's tile), where the merges (trmm) turn them into T's off-diagonal blocks, and 0 below
+/// them. Rows are threads (coalesced), columns blocks.
+template <class T>
+__global__ void copy_offdiag_kernel(const T* g, std::int64_t ldg, T* t, std::int64_t ldt, int k) {
+  for (std::int64_t j = blockIdx.y; j < k; j += gridDim.y) {
+    const std::int64_t tile_start = j / kTile * kTile;  // rows before it are off-diagonal
+    const std::int64_t tile_end = tile_start + kTile;
+    for (std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; i < k;
+         i += std::int64_t(gridDim.x) * blockDim.x) {
+      if (i < tile_start) t[i + j * ldt] = g[i + j * ldg];
+      else if (i >= tile_end) t[i + j * ldt] = T(0);
     }
   }
 }
@@ -175,18 +183,16 @@ void panel_qr(detail::ContextImpl& ctx, MatrixView<T> panel, VectorView<T> tau,
   }
 }
 
+namespace {
+
+/// T's off-diagonal blocks from G (upper, with T's diagonal kTile blocks in place), by
+/// doubling: T12 = -T11 G12 T22, two in-place TRMMs per merge.
 template <class T>
-void larft(detail::ContextImpl& ctx, MatrixView<const T> v, VectorView<const T> tau,
-           MatrixView<T> t, MatrixView<T> gram) {
-  const std::int64_t k = v.cols();
-  if (k == 0) return;
-  DeviceGuard guard(ctx.device);
-  // One SYRK: G = V^T V (upper). Then T's diagonal tiles by the recurrence, and the
-  // off-diagonal blocks by doubling: T12 = -T11 G12 T22 (two in-place TRMMs per merge).
-  syrk_upper_t(blas(ctx), k, v.rows(), v.data(), v.ld(), gram.data(), gram.ld());
-  const int tiles = static_cast<int>((k + kTile - 1) / kTile);
-  larft_tiles_kernel<T><<<tiles, kTile, 0, ctx.stream>>>(gram.data(), gram.ld(), tau.data(),
-                                                         t.data(), t.ld(), static_cast<int>(k));
+void merge_tiles(detail::ContextImpl& ctx, MatrixView<T> t, MatrixView<T> gram) {
+  const std::int64_t k = t.cols();
+  if (k <= kTile) return;
+  copy_offdiag_kernel<T><<<grid_2d(k, k), kThreads, 0, ctx.stream>>>(
+      gram.data(), gram.ld(), t.data(), t.ld(), static_cast<int>(k));
   GPUQR_CUDA_CHECK_LAUNCH(ctx.stream);
   for (std::int64_t width = kTile; width < k; width *= 2) {
     for (std::int64_t s = 0; s + width < k; s += 2 * width) {
@@ -200,6 +206,36 @@ void larft(detail::ContextImpl& ctx, MatrixView<const T> v, VectorView<const T> 
                  t.ld());
     }
   }
+}
+
+}  // namespace
+
+template <class T>
+void larft(detail::ContextImpl& ctx, MatrixView<const T> v, VectorView<const T> tau,
+           MatrixView<T> t, MatrixView<T> gram) {
+  const std::int64_t k = v.cols();
+  if (k == 0) return;
+  DeviceGuard guard(ctx.device);
+  // One SYRK: G = V^T V (upper). Then T's diagonal tiles by LAPACK's recurrence, and the
+  // off-diagonal blocks by merging.
+  syrk_upper_t(blas(ctx), k, v.rows(), v.data(), v.ld(), gram.data(), gram.ld());
+  const int tiles = static_cast<int>((k + kTile - 1) / kTile);
+  larft_tiles_kernel<T><<<tiles, kTile, 0, ctx.stream>>>(gram.data(), gram.ld(), tau.data(),
+                                                         t.data(), t.ld(), static_cast<int>(k));
+  GPUQR_CUDA_CHECK_LAUNCH(ctx.stream);
+  merge_tiles<T>(ctx, t, gram);
+}
+
+template <class T>
+void larft_known_diagonal(detail::ContextImpl& ctx, MatrixView<const T> v,
+                          VectorView<const T> tau, MatrixView<T> t, MatrixView<T> gram,
+                          std::int64_t tile) {
+  if (tile != kTile) return larft<T>(ctx, v, tau, t, gram);
+  const std::int64_t k = v.cols();
+  if (k <= kTile) return;  // T is its one diagonal block, already there
+  DeviceGuard guard(ctx.device);
+  syrk_upper_t(blas(ctx), k, v.rows(), v.data(), v.ld(), gram.data(), gram.ld());
+  merge_tiles<T>(ctx, t, gram);
 }
 
 template <class T>

@@ -196,7 +196,20 @@ void cuda_release_context(ContextImpl& impl) noexcept {
 ContextImpl& cuda_aux_lane(ContextImpl& impl) {
   if (!impl.aux) {
     auto aux = std::make_unique<ContextImpl>();
-    cuda_init_context(*aux, impl.device, nullptr);
+    // The highest priority: the look-ahead panel is the critical path, and its blocks should
+    // get multiprocessors as soon as the trailing update's GEMM blocks free them.
+    DeviceGuard guard(impl.device);
+    int least = 0, greatest = 0;
+    GPUQR_CUDA_CHECK(cudaDeviceGetStreamPriorityRange(&least, &greatest));
+    cudaStream_t stream = nullptr;
+    GPUQR_CUDA_CHECK(cudaStreamCreateWithPriority(&stream, cudaStreamNonBlocking, greatest));
+    try {
+      cuda_init_context(*aux, impl.device, stream);
+    } catch (...) {
+      (void)cudaStreamDestroy(stream);
+      throw;
+    }
+    aux->owns_stream = true;
     aux->backend = Backend::cuda;
     aux->check_finite = impl.check_finite;
     impl.aux = std::move(aux);

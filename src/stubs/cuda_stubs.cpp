@@ -99,6 +99,11 @@ void larft(detail::ContextImpl&, MatrixView<const T>, VectorView<const T>, Matri
   detail::not_compiled("cuda larft");
 }
 template <class T>
+void larft_known_diagonal(detail::ContextImpl&, MatrixView<const T>, VectorView<const T>,
+                          MatrixView<T>, MatrixView<T>, std::int64_t) {
+  detail::not_compiled("cuda larft_known_diagonal");
+}
+template <class T>
 void larfb(detail::ContextImpl&, Side, Op, MatrixView<const T>, MatrixView<const T>,
            MatrixView<T>, MatrixView<T>) {
   detail::not_compiled("cuda larfb");
