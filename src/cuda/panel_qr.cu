@@ -161,8 +161,13 @@ __global__ void __launch_bounds__(kThreads) panel_kernel(PanelArgs<T> p) {
   const bool active = lane < b;  // this thread's column exists
   T* col = s_a + lane * ld;      // this thread's column
 
-  for (int c = 0; c < b; ++c)
-    for (int i = tid; i < nr; i += kThreads) s_a[i + c * ld] = p.a[(r0 + i) + c * p.lda];
+  // One flat loop over the block's nr x b entries, unrolled: several independent global loads
+  // in flight per thread instead of one load-to-store round trip per column.
+#pragma unroll 4
+  for (int e = tid; e < nr * b; e += kThreads) {
+    const int c = e / nr, i = e - c * nr;
+    s_a[i + c * ld] = p.a[(r0 + i) + c * p.lda];
+  }
   __syncthreads();
 
   // Block-wide combination of one value per (warp, lane); lanes k < kWidth of warp 0... any
