@@ -47,7 +47,7 @@ unchecked="8192,16384,8192x4096,16384x8192,65536x1024"
   | tee "$out/bench_checked.txt" || status=1
 if [ "$mode" = full ]; then
   "$tester" --backend cuda --baseline cusolver --op geqrf,orgqr,gels --precision d,s \
-    --dim "$unchecked" --repeat 3 --warmup 1 --no-check --json "$out/bench_large.jsonl" 2>&1 \
+    --dim "$unchecked" --repeat 2 --warmup 1 --no-check --json "$out/bench_large.jsonl" 2>&1 \
     | tee "$out/bench_large.txt" || status=1
 fi
 echo "gpu_check: total $(( $(date +%s) - start )) s, status $status"
