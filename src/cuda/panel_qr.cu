@@ -464,11 +464,15 @@ std::int64_t panel_qr_workspace_elems(std::int64_t, int) {
 std::int64_t panel_qr_max_width(int device, int elem_bytes, std::int64_t h) {
   const DeviceLimits d = elem_bytes == 8 ? device_limits<double>(device)
                                          : device_limits<float>(device);
-  // The widest of 32, 16, 8 whose panel fits one cluster; else 32 on the grid kernel.
-  for (int b = kWidth; b >= 8; b /= 2) {
-    const std::int64_t rpb = rows_for(h, d.max_cluster);
-    if (static_cast<std::size_t>(rpb + 1) * b * elem_bytes <= d.smem) return b;
-  }
+  // 32 when one cluster holds the panel, or else the cooperative grid does (its barrier is
+  // slower, but narrower panels cost more: more launches and thinner updates, measured);
+  // only panels too tall for both get 16 or 8 on a cluster.
+  const auto fits = [&](std::int64_t rpb, int b) {
+    return static_cast<std::size_t>(rpb + 1) * b * elem_bytes <= d.smem;
+  };
+  if (fits(rows_for(h, d.max_cluster), kWidth) || fits(rows_for(h, d.sms), kWidth)) return kWidth;
+  for (int b = kWidth / 2; b >= 8; b /= 2)
+    if (fits(rows_for(h, d.max_cluster), b)) return b;
   return kWidth;
 }
 
