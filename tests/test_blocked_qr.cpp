@@ -10,6 +10,7 @@
 #include "src/core/blocked_qr.hpp"
 #include "tests/support/backends.hpp"
 #include "tests/support/generators.hpp"
+#include "tests/support/ratios.hpp"
 
 namespace gpuqr::testing {
 namespace {
@@ -29,10 +30,15 @@ TEST_P(BlockedQR, GeqrfAndOrgqrAcrossBlockSizes) {
   GPUQR_FOR_PRECISION(([&]<class T>() {
     std::uint64_t seed = 500;
     for (const detail::BlockSizes bs : kSizes) {
-      for (auto [m, n] : {std::pair<int, int>{1, 1}, {37, 1}, {70, 70}, {301, 130}, {130, 301},
-                          {1000, 45}, {200, 199}}) {
-        for (MatrixKind kind : {MatrixKind::random, MatrixKind::graded,
-                                MatrixKind::ill_conditioned, MatrixKind::rank_deficient}) {
+      for (auto [m, n] : {std::pair<int, int>{1, 1},
+                          {37, 1},
+                          {70, 70},
+                          {301, 130},
+                          {130, 301},
+                          {1000, 45},
+                          {200, 199}}) {
+        for (MatrixKind kind : {MatrixKind::random, MatrixKind::graded, MatrixKind::ill_conditioned,
+                                MatrixKind::rank_deficient}) {
           SCOPED_TRACE(std::to_string(m) + "x" + std::to_string(n) + " " + to_string(kind) +
                        " nb=" + std::to_string(bs.outer) + "/" + std::to_string(bs.inner));
           const Matrix<T> a = make_matrix<T>(kind, m, n, seed++);
@@ -48,8 +54,10 @@ TEST_P(BlockedQR, GeqrfAndOrgqrAcrossBlockSizes) {
           Matrix<T> r(k, n);
           for (std::int64_t j = 0; j < n; ++j)
             for (std::int64_t i = 0; i < k; ++i) r(i, j) = i <= j ? qrh(i, j) : T(0);
-          EXPECT_LT(accuracy::qr_backward_error<T>(a.view(), qh.view(), r.view()), kBound);
-          EXPECT_LT(accuracy::orthogonality<T>(qh.view()), kBound);
+          EXPECT_LT(track("backward error",
+                          accuracy::qr_backward_error<T>(a.view(), qh.view(), r.view())),
+                    kBound);
+          EXPECT_LT(track("orthogonality", accuracy::orthogonality<T>(qh.view())), kBound);
         }
       }
     }
@@ -75,7 +83,7 @@ TEST_P(BlockedQR, OrmqrMatchesFormedQ) {
     }
     detail::blocked_orgqr<T>(ctx(), k, full.view(), VectorView<const T>(vec(tau)), bs);
     const Matrix<T> q = to_host(ctx(), full);
-    EXPECT_LT(accuracy::orthogonality<T>(q.view()), kBound);
+    EXPECT_LT(track("orthogonality", accuracy::orthogonality<T>(q.view())), kBound);
     for (Side side : {Side::left, Side::right}) {
       for (Op op : {Op::no_trans, Op::trans}) {
         SCOPED_TRACE(std::string(side == Side::left ? "left" : "right") +
@@ -98,9 +106,9 @@ TEST_P(BlockedQR, OrmqrMatchesFormedQ) {
             }
             want(i, j) = static_cast<T>(acc);
           }
-        EXPECT_LT(accuracy::relative_difference<T>(got.view(), want.view()) /
-                      (m * accuracy::eps<T>()),
-                  kBound);
+        EXPECT_LT(
+            accuracy::relative_difference<T>(got.view(), want.view()) / (m * accuracy::eps<T>()),
+            kBound);
       }
     }
   }));

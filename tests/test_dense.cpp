@@ -13,6 +13,7 @@
 #include "gpuqr/dense.hpp"
 #include "tests/support/backends.hpp"
 #include "tests/support/generators.hpp"
+#include "tests/support/ratios.hpp"
 
 namespace gpuqr::testing {
 namespace {
@@ -22,10 +23,10 @@ constexpr double kBound = 30.0;  // LAPACK's tester threshold on the scaled rati
 struct Shape {
   std::int64_t m, n;
 };
-const Shape kShapes[] = {{0, 0}, {1, 1}, {1, 6},   {6, 1},    {37, 1},   {64, 64},
+const Shape kShapes[] = {{0, 0},     {1, 1},     {1, 6},     {6, 1},   {37, 1},  {64, 64},
                          {100, 100}, {257, 129}, {129, 257}, {300, 7}, {33, 95}, {515, 260}};
-const MatrixKind kKinds[] = {MatrixKind::random, MatrixKind::graded,
-                             MatrixKind::ill_conditioned, MatrixKind::rank_deficient};
+const MatrixKind kKinds[] = {MatrixKind::random, MatrixKind::graded, MatrixKind::ill_conditioned,
+                             MatrixKind::rank_deficient};
 
 template <class T>
 VectorView<T> vec(Matrix<T>& m) {
@@ -41,8 +42,8 @@ void split_qr(const Context& ctx, const Matrix<T>& qr_dev, Matrix<T>& tau_dev, M
   r = Matrix<T>(k, n);
   for (std::int64_t j = 0; j < n; ++j)
     for (std::int64_t i = 0; i < k; ++i) r(i, j) = i <= j ? qr(i, j) : T(0);
-  Matrix<T> q_dev = Matrix<T>::copy_of(qr_dev.view().block(0, 0, m, k), qr_dev.space(),
-                                       qr_dev.device());
+  Matrix<T> q_dev =
+      Matrix<T>::copy_of(qr_dev.view().block(0, 0, m, k), qr_dev.space(), qr_dev.device());
   orgqr<T>(ctx, k, q_dev.view(), VectorView<const T>(vec(tau_dev)));
   q = to_host(ctx, q_dev);
 }
@@ -61,8 +62,10 @@ TEST_P(Dense, GeqrfBackwardErrorAndOrthogonality) {
         geqrf<T>(ctx(), qr.view(), vec(tau));
         Matrix<T> q, r;
         split_qr<T>(ctx(), qr, tau, q, r);
-        EXPECT_LT(accuracy::qr_backward_error<T>(a.view(), q.view(), r.view()), kBound);
-        EXPECT_LT(accuracy::orthogonality<T>(q.view()), kBound);
+        EXPECT_LT(
+            track("backward error", accuracy::qr_backward_error<T>(a.view(), q.view(), r.view())),
+            kBound);
+        EXPECT_LT(track("orthogonality", accuracy::orthogonality<T>(q.view())), kBound);
       }
     }
   }));
@@ -84,7 +87,8 @@ TEST_P(Dense, GeqrfHonoursLeadingDimension) {
     Matrix<T> qr_ctx = to_ctx<T>(ctx(), qr.view());
     Matrix<T> q, r;
     split_qr<T>(ctx(), qr_ctx, tau, q, r);
-    EXPECT_LT(accuracy::qr_backward_error<T>(a.view(), q.view(), r.view()), kBound);
+    EXPECT_LT(track("backward error", accuracy::qr_backward_error<T>(a.view(), q.view(), r.view())),
+              kBound);
   }));
 }
 
@@ -103,11 +107,13 @@ TEST_P(Dense, OrgqrFullQ) {
       Matrix<T> full_ctx = to_ctx<T>(ctx(), full.view());
       orgqr<T>(ctx(), s.n, full_ctx.view(), VectorView<const T>(vec(tau)));
       Matrix<T> q = to_host(ctx(), full_ctx);
-      EXPECT_LT(accuracy::orthogonality<T>(q.view()), kBound);
+      EXPECT_LT(track("orthogonality", accuracy::orthogonality<T>(q.view())), kBound);
       Matrix<T> r(s.m, s.n);
       for (std::int64_t j = 0; j < s.n; ++j)
         for (std::int64_t i = 0; i < s.m; ++i) r(i, j) = i <= j ? qr_host(i, j) : T(0);
-      EXPECT_LT(accuracy::qr_backward_error<T>(a.view(), q.view(), r.view()), kBound);
+      EXPECT_LT(
+          track("backward error", accuracy::qr_backward_error<T>(a.view(), q.view(), r.view())),
+          kBound);
     }
   }));
 }
@@ -143,9 +149,8 @@ TEST_P(Dense, OrmqrMatchesExplicitQ) {
           for (std::int64_t i = 0; i < rows; ++i) {
             double acc = 0.0;
             for (std::int64_t p = 0; p < m; ++p) {
-              const double qv = side == Side::left
-                                    ? (op == Op::trans ? q(p, i) : q(i, p))
-                                    : (op == Op::trans ? q(j, p) : q(p, j));
+              const double qv = side == Side::left ? (op == Op::trans ? q(p, i) : q(i, p))
+                                                   : (op == Op::trans ? q(j, p) : q(p, j));
               acc += side == Side::left ? qv * c(p, j) : c(i, p) * qv;
             }
             want(i, j) = static_cast<T>(acc);
@@ -193,13 +198,13 @@ TEST_P(Dense, TrtrsSolvesEveryTriangle) {
           }
         Matrix<T> a_ctx = to_ctx<T>(ctx(), a.view());
         Matrix<T> b_ctx = to_ctx<T>(ctx(), b.view());
-        const TriangularInfo info = trtrs<T>(ctx(), uplo, op, Diag::non_unit, a_ctx.view(),
-                                             b_ctx.view());
+        const TriangularInfo info =
+            trtrs<T>(ctx(), uplo, op, Diag::non_unit, a_ctx.view(), b_ctx.view());
         EXPECT_FALSE(info.singular());
         const Matrix<T> x = to_host(ctx(), b_ctx);
-        EXPECT_LT(accuracy::relative_difference<T>(x.view(), x_true.view()) /
-                      (n * accuracy::eps<T>()),
-                  kBound);
+        EXPECT_LT(
+            accuracy::relative_difference<T>(x.view(), x_true.view()) / (n * accuracy::eps<T>()),
+            kBound);
       }
     }
   }));
@@ -226,11 +231,11 @@ Matrix<T> lapack_gels(const Matrix<T>& a, const Matrix<T>& b) {
   Matrix<T> ac = a.clone(), bc = b.clone();
   lapack_int info;
   if constexpr (std::is_same_v<T, double>) {
-    info = LAPACKE_dgels(LAPACK_COL_MAJOR, 'N', a.rows(), a.cols(), b.cols(), ac.data(),
-                         ac.ld(), bc.data(), bc.ld());
+    info = LAPACKE_dgels(LAPACK_COL_MAJOR, 'N', a.rows(), a.cols(), b.cols(), ac.data(), ac.ld(),
+                         bc.data(), bc.ld());
   } else {
-    info = LAPACKE_sgels(LAPACK_COL_MAJOR, 'N', a.rows(), a.cols(), b.cols(), ac.data(),
-                         ac.ld(), bc.data(), bc.ld());
+    info = LAPACKE_sgels(LAPACK_COL_MAJOR, 'N', a.rows(), a.cols(), b.cols(), ac.data(), ac.ld(),
+                         bc.data(), bc.ld());
   }
   EXPECT_EQ(info, 0);
   return Matrix<T>::copy_of(bc.view().block(0, 0, a.cols(), b.cols()));
@@ -245,8 +250,8 @@ double condition_number(const Matrix<T>& a) {
   for (std::int64_t j = 0; j < a.cols(); ++j)
     for (std::int64_t i = 0; i < a.rows(); ++i) ad(i, j) = a(i, j);
   std::vector<double> sv(static_cast<std::size_t>(k));
-  EXPECT_EQ(LAPACKE_dgesdd(LAPACK_COL_MAJOR, 'N', a.rows(), a.cols(), ad.data(), ad.ld(),
-                           sv.data(), nullptr, 1, nullptr, 1),
+  EXPECT_EQ(LAPACKE_dgesdd(LAPACK_COL_MAJOR, 'N', a.rows(), a.cols(), ad.data(), ad.ld(), sv.data(),
+                           nullptr, 1, nullptr, 1),
             0);
   return sv.back() > 0.0 ? sv.front() / sv.back() : std::numeric_limits<double>::infinity();
 }
@@ -254,8 +259,8 @@ double condition_number(const Matrix<T>& a) {
 TEST_P(Dense, GelsMatchesLapackAndIsOptimal) {
   GPUQR_FOR_PRECISION(([&]<class T>() {
     std::uint64_t seed = 40;
-    for (const Shape s : {Shape{1, 1}, Shape{9, 1}, Shape{64, 64}, Shape{300, 7},
-                          Shape{257, 129}, Shape{515, 260}}) {
+    for (const Shape s : {Shape{1, 1}, Shape{9, 1}, Shape{64, 64}, Shape{300, 7}, Shape{257, 129},
+                          Shape{515, 260}}) {
       for (const MatrixKind kind :
            {MatrixKind::random, MatrixKind::graded, MatrixKind::ill_conditioned}) {
         SCOPED_TRACE(std::to_string(s.m) + "x" + std::to_string(s.n) + " " + to_string(kind));
@@ -268,7 +273,9 @@ TEST_P(Dense, GelsMatchesLapackAndIsOptimal) {
         ASSERT_FALSE(info.singular());
         const Matrix<T> out = to_host(ctx(), b_ctx);
         const Matrix<T> x = Matrix<T>::copy_of(out.view().block(0, 0, s.n, 3));
-        EXPECT_LT(accuracy::lstsq_optimality_ratio<T>(a.view(), x.view(), b.view()), kBound);
+        EXPECT_LT(track("lstsq optimality",
+                        accuracy::lstsq_optimality_ratio<T>(a.view(), x.view(), b.view())),
+                  kBound);
         // Against LAPACK: the solutions agree to the problem's sensitivity,
         // kappa + kappa^2 ||r|| / (||A|| ||x||) (Golub & Van Loan 5.3.8), times eps.
         const Matrix<T> ref = lapack_gels<T>(a, b);
@@ -277,17 +284,17 @@ TEST_P(Dense, GelsMatchesLapackAndIsOptimal) {
         const double xnorm = accuracy::norm1<T>(ref.view());
         double rnorm = 0.0;
         for (std::int64_t j = 0; j < 3; ++j)
-          rnorm = std::max(rnorm, accuracy::residual_norm<T>(a.view(), ref.view().col(j),
-                                                             b.view().col(j)));
+          rnorm = std::max(
+              rnorm, accuracy::residual_norm<T>(a.view(), ref.view().col(j), b.view().col(j)));
         const double sensitivity = kappa + kappa * kappa * rnorm / (anorm * xnorm);
         EXPECT_LT(accuracy::relative_difference<T>(x.view(), ref.view()),
                   kBound * s.m * sensitivity * accuracy::eps<T>());
         ASSERT_EQ(info.residual_norms.size(), 3u);
         for (std::int64_t j = 0; j < 3; ++j) {
           const double r = accuracy::residual_norm<T>(a.view(), x.view().col(j), b.view().col(j));
-          EXPECT_NEAR(info.residual_norms[j], r,
-                      kBound * s.m * accuracy::eps<T>() * (accuracy::norm1<T>(b.view()) +
-                                                           anorm * xnorm));
+          EXPECT_NEAR(
+              info.residual_norms[j], r,
+              kBound * s.m * accuracy::eps<T>() * (accuracy::norm1<T>(b.view()) + anorm * xnorm));
         }
         EXPECT_GT(info.rcond_estimate, 0.0);
         EXPECT_LE(info.rcond_estimate, 1.0);
@@ -312,8 +319,7 @@ TEST_P(Dense, GelsConsistentSystemRecoversX) {
     const LstsqInfo info = gels<T>(ctx(), a_ctx.view(), b_ctx.view());
     const Matrix<T> out = to_host(ctx(), b_ctx);
     const Matrix<T> x = Matrix<T>::copy_of(out.view().block(0, 0, n, 1));
-    EXPECT_LT(accuracy::relative_difference<T>(x.view(), x_true.view()),
-              1e3 * accuracy::eps<T>());
+    EXPECT_LT(accuracy::relative_difference<T>(x.view(), x_true.view()), 1e3 * accuracy::eps<T>());
     EXPECT_LT(info.residual_norms[0], 1e3 * accuracy::eps<T>() * std::sqrt(double(m)));
   }));
 }

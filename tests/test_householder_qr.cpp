@@ -7,6 +7,7 @@
 #include "gpuqr/dense.hpp"
 #include "tests/support/backends.hpp"
 #include "tests/support/generators.hpp"
+#include "tests/support/ratios.hpp"
 
 namespace gpuqr::testing {
 namespace {
@@ -18,10 +19,10 @@ class HouseholderQRTest : public BackendTest {};
 TEST_P(HouseholderQRTest, FactorsEveryShapeAndKind) {
   GPUQR_FOR_PRECISION(([&]<class T>() {
     std::uint64_t seed = 300;
-    for (auto [m, n] : {std::pair<int, int>{0, 0}, {1, 1}, {40, 1}, {1, 40}, {97, 97},
-                        {200, 63}, {63, 200}}) {
-      for (MatrixKind kind : {MatrixKind::random, MatrixKind::graded,
-                              MatrixKind::ill_conditioned, MatrixKind::rank_deficient}) {
+    for (auto [m, n] :
+         {std::pair<int, int>{0, 0}, {1, 1}, {40, 1}, {1, 40}, {97, 97}, {200, 63}, {63, 200}}) {
+      for (MatrixKind kind : {MatrixKind::random, MatrixKind::graded, MatrixKind::ill_conditioned,
+                              MatrixKind::rank_deficient}) {
         SCOPED_TRACE(std::to_string(m) + "x" + std::to_string(n) + " " + to_string(kind));
         const Matrix<T> a = make_matrix<T>(kind, m, n, seed++);
         // Input from the host, whatever the backend: compute() copies it in.
@@ -35,12 +36,14 @@ TEST_P(HouseholderQRTest, FactorsEveryShapeAndKind) {
         ASSERT_EQ(r.rows(), std::min(m, n));
         for (std::int64_t j = 0; j < r.cols(); ++j)
           for (std::int64_t i = j + 1; i < r.rows(); ++i) ASSERT_EQ(r(i, j), T(0));
-        EXPECT_LT(accuracy::qr_backward_error<T>(a.view(), q.view(), r.view()), kBound);
-        EXPECT_LT(accuracy::orthogonality<T>(q.view()), kBound);
+        EXPECT_LT(
+            track("backward error", accuracy::qr_backward_error<T>(a.view(), q.view(), r.view())),
+            kBound);
+        EXPECT_LT(track("orthogonality", accuracy::orthogonality<T>(q.view())), kBound);
         // Full Q: m x m orthogonal whose first min(m, n) columns are the thin Q.
         const Matrix<T> qf = to_host(ctx(), qr.householder_q(QMode::full));
         ASSERT_EQ(qf.cols(), m);
-        EXPECT_LT(accuracy::orthogonality<T>(qf.view()), kBound);
+        EXPECT_LT(track("orthogonality", accuracy::orthogonality<T>(qf.view())), kBound);
         if (q.cols() > 0) {
           const Matrix<T> lead =
               Matrix<T>::copy_of(MatrixView<const T>(qf.view().block(0, 0, m, q.cols())));
@@ -91,7 +94,9 @@ TEST_P(HouseholderQRTest, SolvesManyRightHandSidesFromEitherSpace) {
     ASSERT_EQ(x.space(), MemorySpace::host);
     ASSERT_EQ(x.rows(), n);
     ASSERT_EQ(x.cols(), nrhs);
-    EXPECT_LT(accuracy::lstsq_optimality_ratio<T>(a.view(), x.view(), b.view()), kBound);
+    EXPECT_LT(track("lstsq optimality",
+                    accuracy::lstsq_optimality_ratio<T>(a.view(), x.view(), b.view())),
+              kBound);
     ASSERT_EQ(info.residual_norms.size(), static_cast<std::size_t>(nrhs));
     EXPECT_GT(info.rcond_estimate, 0.0);
     EXPECT_DOUBLE_EQ(info.rcond_estimate, qr.rcond_estimate());
