@@ -95,17 +95,7 @@ TEST_P(BlockedQR, OrmqrMatchesFormedQ) {
         detail::blocked_ormqr<T>(ctx(), side, op, MatrixView<const T>(qr.view()),
                                  VectorView<const T>(vec(tau)), c_ctx.view(), bs);
         const Matrix<T> got = to_host(ctx(), c_ctx);
-        Matrix<T> want(rows, cols);
-        for (std::int64_t j = 0; j < cols; ++j)
-          for (std::int64_t i = 0; i < rows; ++i) {
-            double acc = 0.0;
-            for (std::int64_t p = 0; p < m; ++p) {
-              const double qv = side == Side::left ? (op == Op::trans ? q(p, i) : q(i, p))
-                                                   : (op == Op::trans ? q(j, p) : q(p, j));
-              acc += side == Side::left ? qv * c(p, j) : c(i, p) * qv;
-            }
-            want(i, j) = static_cast<T>(acc);
-          }
+        const Matrix<T> want = apply_explicit_q<T>(side, op, q, c);
         EXPECT_LT(
             accuracy::relative_difference<T>(got.view(), want.view()) / (m * accuracy::eps<T>()),
             kBound);

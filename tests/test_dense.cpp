@@ -144,17 +144,7 @@ TEST_P(Dense, OrmqrMatchesExplicitQ) {
         ormqr<T>(ctx(), side, op, MatrixView<const T>(qr.view()), VectorView<const T>(vec(tau)),
                  c_ctx.view());
         const Matrix<T> got = to_host(ctx(), c_ctx);
-        Matrix<T> want(rows, cols);
-        for (std::int64_t j = 0; j < cols; ++j)
-          for (std::int64_t i = 0; i < rows; ++i) {
-            double acc = 0.0;
-            for (std::int64_t p = 0; p < m; ++p) {
-              const double qv = side == Side::left ? (op == Op::trans ? q(p, i) : q(i, p))
-                                                   : (op == Op::trans ? q(j, p) : q(p, j));
-              acc += side == Side::left ? qv * c(p, j) : c(i, p) * qv;
-            }
-            want(i, j) = static_cast<T>(acc);
-          }
+        const Matrix<T> want = apply_explicit_q<T>(side, op, q, c);
         const double diff = accuracy::relative_difference<T>(got.view(), want.view());
         EXPECT_LT(diff / (m * accuracy::eps<T>()), kBound);
       }

@@ -115,11 +115,29 @@ Padded<T> padded_copy(MatrixView<const T> a, std::int64_t pad) {
   return p;
 }
 
+template <class T>
+Matrix<T> apply_explicit_q(Side side, Op op, const Matrix<T>& q, const Matrix<T>& c) {
+  const std::int64_t m = q.rows(), rows = c.rows(), cols = c.cols();
+  Matrix<T> out(rows, cols);
+  for (std::int64_t j = 0; j < cols; ++j)
+    for (std::int64_t i = 0; i < rows; ++i) {
+      double acc = 0.0;
+      for (std::int64_t p = 0; p < m; ++p) {
+        const double qv = side == Side::left ? (op == Op::trans ? q(p, i) : q(i, p))
+                                             : (op == Op::trans ? q(j, p) : q(p, j));
+        acc += side == Side::left ? qv * c(p, j) : c(i, p) * qv;
+      }
+      out(i, j) = static_cast<T>(acc);
+    }
+  return out;
+}
+
 #define GPUQR_INSTANTIATE_GENERATORS(T)                                                     \
   template Matrix<T> make_matrix<T>(MatrixKind, std::int64_t, std::int64_t, std::uint64_t,  \
                                     double);                                                \
   template Matrix<T> random_matrix<T>(std::int64_t, std::int64_t, std::uint64_t);           \
-  template Padded<T> padded_copy<T>(MatrixView<const T>, std::int64_t);
+  template Padded<T> padded_copy<T>(MatrixView<const T>, std::int64_t);                     \
+  template Matrix<T> apply_explicit_q<T>(Side, Op, const Matrix<T>&, const Matrix<T>&);
 
 GPUQR_INSTANTIATE_GENERATORS(float)
 GPUQR_INSTANTIATE_GENERATORS(double)

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <string>
 
+#include "gpuqr/dense.hpp"
 #include "gpuqr/matrix.hpp"
 
 namespace gpuqr::testing {
@@ -34,5 +35,10 @@ struct Padded {
 };
 template <class T>
 Padded<T> padded_copy(MatrixView<const T> a, std::int64_t pad);
+
+/// op(Q) C (left) or C op(Q) (right) by explicit products in double, Q m x m: the reference
+/// that ormqr is checked against.
+template <class T>
+Matrix<T> apply_explicit_q(Side side, Op op, const Matrix<T>& q, const Matrix<T>& c);
 
 }  // namespace gpuqr::testing
