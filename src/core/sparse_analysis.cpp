@@ -1,0 +1,343 @@
+// Symbolic analysis of a sparse multifrontal QR: ordering, column elimination tree, postorder,
+// R's structure (row-merge symbolic), fundamental supernodes, relaxed amalgamation, fronts.
+#include "gpuqr/sparse_analysis.hpp"
+
+#include <algorithm>
+#include <string>
+
+#include "gpuqr/error.hpp"
+#include "src/core/sparse_ordering.hpp"
+
+namespace gpuqr {
+namespace detail {
+namespace {
+
+using I = std::int64_t;
+
+/// Column elimination tree of A*Q (the etree of (AQ)^T (AQ)) from A's columns, Liu's
+/// algorithm with path compression: the rows of A act as cliques of A^T A, so each row only
+/// links its previous column to the current one.
+std::vector<I> column_etree(const CscPattern& a, const std::vector<I>& q) {
+  const I n = a.cols;
+  std::vector<I> parent(n, -1), ancestor(n, -1), prev_col(a.rows, -1);
+  for (I k = 0; k < n; ++k) {
+    const I col = q[k];
+    for (I p = a.col_ptr[col]; p < a.col_ptr[col + 1]; ++p) {
+      const I row = a.row_indices[p];
+      // Climb from the row's previous column to the root of its current subtree, pointing
+      // every visited node at k (path compression); that root becomes a child of k.
+      I j = prev_col[row];
+      while (j != -1 && j < k) {
+        const I next = ancestor[j];
+        ancestor[j] = k;
+        if (next == -1) parent[j] = k;
+        j = next;
+      }
+      prev_col[row] = k;
+    }
+  }
+  return parent;
+}
+
+/// Children of each node in ascending order, as head/next linked lists.
+void child_lists(const std::vector<I>& parent, std::vector<I>& head, std::vector<I>& next) {
+  const I n = static_cast<I>(parent.size());
+  head.assign(n, -1);
+  next.assign(n, -1);
+  for (I j = n - 1; j >= 0; --j) {
+    if (parent[j] != -1) {
+      next[j] = head[parent[j]];
+      head[parent[j]] = j;
+    }
+  }
+}
+
+/// Postorder of a forest by iterative depth-first search (roots and children ascending).
+std::vector<I> tree_postorder(const std::vector<I>& parent) {
+  const I n = static_cast<I>(parent.size());
+  std::vector<I> head, next, post, stack;
+  child_lists(parent, head, next);
+  post.reserve(n);
+  for (I root = 0; root < n; ++root) {
+    if (parent[root] != -1) continue;
+    stack.push_back(root);
+    while (!stack.empty()) {
+      const I p = stack.back();
+      const I child = head[p];
+      if (child == -1) {
+        stack.pop_back();
+        post.push_back(p);
+      } else {
+        head[p] = next[child];
+        stack.push_back(child);
+      }
+    }
+  }
+  if (static_cast<I>(post.size()) != n) GPUQR_THROW(Error, "column etree is not a forest");
+  return post;
+}
+
+/// Flops (multiplications + additions) of a real m x n geqrf, LAWN 41.
+double geqrf_flops(double m, double n) {
+  if (m <= 0 || n <= 0) return 0;
+  double mults, adds;
+  if (m > n) {
+    mults = n * (n * (0.5 - n / 3.0 + m) + m + 23.0 / 6.0);
+    adds = n * (n * (0.5 - n / 3.0 + m) + 5.0 / 6.0);
+  } else {
+    mults = m * (m * (-0.5 - m / 3.0 + n) + 2.0 * n + 23.0 / 6.0);
+    adds = m * (m * (-0.5 - m / 3.0 + n) + n + 5.0 / 6.0);
+  }
+  return mults + adds;
+}
+
+/// The fill-reducing ordering requested by `options`, validated.
+std::vector<I> initial_ordering(const CscPattern& a, const SparseAnalysisOptions& options) {
+  const I n = a.cols;
+  switch (options.ordering) {
+    case ColumnOrdering::natural: {
+      std::vector<I> q(n);
+      for (I k = 0; k < n; ++k) q[k] = k;
+      return q;
+    }
+    case ColumnOrdering::given: {
+      const auto& q = options.column_permutation;
+      GPUQR_CHECK_ARG(static_cast<I>(q.size()) == n,
+                      "given column_permutation must have one entry per column (" +
+                          std::to_string(n) + "), it has " + std::to_string(q.size()));
+      std::vector<char> seen(n, 0);
+      for (I k = 0; k < n; ++k) {
+        GPUQR_CHECK_ARG(q[k] >= 0 && q[k] < n && !seen[q[k]],
+                        "given column_permutation is not a permutation of 0..n-1 (entry " +
+                            std::to_string(k) + " = " + std::to_string(q[k]) + ")");
+        seen[q[k]] = 1;
+      }
+      return q;
+    }
+    case ColumnOrdering::colamd:
+      return colamd_ordering(a);
+    case ColumnOrdering::amd:
+      return amd_ata_ordering(a);
+  }
+  GPUQR_THROW(InvalidArgument, "unknown ColumnOrdering");
+}
+
+/// The analysis proper; `value_bytes` is sizeof(T).
+SparseAnalysis analyze(const CscPattern& a, const SparseAnalysisOptions& options,
+                       double value_bytes) {
+  GPUQR_CHECK_ARG(options.relax_columns >= 0, "relax_columns must be >= 0");
+  GPUQR_CHECK_ARG(options.relax_fill == options.relax_fill, "relax_fill must not be NaN");
+  const I m = a.rows, n = a.cols;
+  SparseAnalysis res;
+  res.rows = m;
+  res.cols = n;
+
+  // ---- ordering (composed with its etree postorder) and the column etree -------------------
+  std::vector<I> q = initial_ordering(a, options);
+  if (options.postorder_columns && n > 0) {
+    const std::vector<I> post = tree_postorder(column_etree(a, q));
+    std::vector<I> composed(n);
+    for (I k = 0; k < n; ++k) composed[k] = q[post[k]];
+    q.swap(composed);
+  }
+  res.etree = column_etree(a, q);
+  res.postorder = tree_postorder(res.etree);
+
+  // ---- rows of A*Q as ascending lists of permuted columns; leftmost columns ---------------
+  const I nnz = a.col_ptr[n];
+  std::vector<I> row_ptr(m + 1, 0), row_cols(nnz);
+  for (I p = 0; p < nnz; ++p) ++row_ptr[a.row_indices[p] + 1];
+  for (I i = 0; i < m; ++i) row_ptr[i + 1] += row_ptr[i];
+  {
+    std::vector<I> fill(row_ptr.begin(), row_ptr.end() - 1);
+    for (I k = 0; k < n; ++k)
+      for (I p = a.col_ptr[q[k]]; p < a.col_ptr[q[k] + 1]; ++p)
+        row_cols[fill[a.row_indices[p]]++] = k;
+  }
+  res.row_leftmost.assign(m, -1);
+  // Rows grouped by leftmost column (ascending row index within a column).
+  std::vector<I> lm_ptr(n + 1, 0), lm_rows;
+  for (I i = 0; i < m; ++i) {
+    if (row_ptr[i + 1] > row_ptr[i]) {
+      res.row_leftmost[i] = row_cols[row_ptr[i]];
+      ++lm_ptr[res.row_leftmost[i] + 1];
+    }
+  }
+  for (I j = 0; j < n; ++j) lm_ptr[j + 1] += lm_ptr[j];
+  lm_rows.resize(lm_ptr[n]);
+  {
+    std::vector<I> fill(lm_ptr.begin(), lm_ptr.end() - 1);
+    for (I i = 0; i < m; ++i)
+      if (res.row_leftmost[i] >= 0) lm_rows[fill[res.row_leftmost[i]]++] = i;
+  }
+
+  // ---- R's structure: row j of R = {j} + rows of A with leftmost column j + the R rows of
+  // j's etree children without their own column. Patterns are kept only for the first column
+  // of each fundamental supernode (they become the fronts' columns).
+  std::vector<I> head, next;
+  child_lists(res.etree, head, next);
+  std::vector<I> nchildren(n, 0);
+  for (I j = 0; j < n; ++j)
+    if (res.etree[j] != -1) ++nchildren[res.etree[j]];
+  std::vector<std::vector<I>> pattern(n);
+  std::vector<char> starts(n, 0);
+  std::vector<I> mark(n, -1);
+  res.r_row_counts.assign(n, 0);
+  res.r_column_counts.assign(n, 0);
+  for (I j = 0; j < n; ++j) {
+    std::vector<I> pj{j};
+    mark[j] = j;
+    for (I p = lm_ptr[j]; p < lm_ptr[j + 1]; ++p) {
+      const I i = lm_rows[p];
+      for (I t = row_ptr[i]; t < row_ptr[i + 1]; ++t) {
+        if (mark[row_cols[t]] != j) {
+          mark[row_cols[t]] = j;
+          pj.push_back(row_cols[t]);
+        }
+      }
+    }
+    for (I c = head[j]; c != -1; c = next[c]) {
+      for (const I x : pattern[c]) {
+        if (x != c && mark[x] != j) {
+          mark[x] = j;
+          pj.push_back(x);
+        }
+      }
+    }
+    std::sort(pj.begin(), pj.end());
+    const I count = static_cast<I>(pj.size());
+    res.r_row_counts[j] = count;
+    for (const I x : pj) ++res.r_column_counts[x];
+    res.nnz_r += count;
+    starts[j] = !(j > 0 && res.etree[j - 1] == j && nchildren[j] == 1 &&
+                  count == res.r_row_counts[j - 1] - 1);
+    for (I c = head[j]; c != -1; c = next[c]) {
+      if (!starts[c]) std::vector<I>().swap(pattern[c]);
+    }
+    pattern[j] = std::move(pj);
+  }
+
+  // ---- fundamental supernodes ----------------------------------------------------------------
+  std::vector<I>& sfirst = res.fundamental_supernodes;
+  for (I j = 0; j < n; ++j)
+    if (starts[j]) sfirst.push_back(j);
+  const I ns = static_cast<I>(sfirst.size());
+  sfirst.push_back(n);
+  std::vector<I> super_of(n);
+  for (I s = 0; s < ns; ++s)
+    for (I j = sfirst[s]; j < sfirst[s + 1]; ++j) super_of[j] = s;
+  std::vector<I> sparent(ns, -1);
+  std::vector<double> strue(ns, 0);  // structural R entries of the supernode's rows
+  for (I s = 0; s < ns; ++s) {
+    const I last = sfirst[s + 1] - 1;
+    if (res.etree[last] != -1) sparent[s] = super_of[res.etree[last]];
+    for (I j = sfirst[s]; j <= last; ++j) strue[s] += static_cast<double>(res.r_row_counts[j]);
+  }
+
+  // ---- relaxed amalgamation: groups of consecutive supernodes [low, top] ---------------------
+  std::vector<I> top_of(ns);
+  std::vector<I> g_npiv(ns), g_nonpiv(ns);  // indexed by the group's top supernode
+  std::vector<double> g_true(ns);
+  for (I s = ns - 1; s >= 0; --s) {
+    const I npiv_s = sfirst[s + 1] - sfirst[s];
+    top_of[s] = s;
+    g_npiv[s] = npiv_s;
+    g_nonpiv[s] = res.r_row_counts[sfirst[s]] - npiv_s;
+    g_true[s] = strue[s];
+    if (s == ns - 1 || sparent[s] == -1 || top_of[sparent[s]] != top_of[s + 1]) continue;
+    const I top = top_of[s + 1];
+    const double npiv = static_cast<double>(npiv_s + g_npiv[top]);
+    const double ncols = npiv + static_cast<double>(g_nonpiv[top]);
+    const double stored = npiv * ncols - npiv * (npiv - 1) / 2;
+    const double zeros = stored - (strue[s] + g_true[top]);
+    if (npiv <= static_cast<double>(options.relax_columns) || zeros <= options.relax_fill * stored) {
+      top_of[s] = top;
+      g_npiv[top] += npiv_s;
+      g_true[top] += strue[s];
+    }
+  }
+
+  // ---- fronts, in ascending order of their first pivot (a postorder) -------------------------
+  std::vector<I> front_of_col(n, -1);
+  for (I s = 0; s < ns; ++s) {
+    if (s > 0 && top_of[s] == top_of[s - 1]) continue;
+    const I top = top_of[s];
+    FrontInfo f;
+    f.first_pivot = sfirst[s];
+    f.npiv = sfirst[top + 1] - sfirst[s];
+    const I last = f.first_pivot + f.npiv - 1;
+    f.cols.reserve(f.npiv + g_nonpiv[top]);
+    for (I j = f.first_pivot; j <= last; ++j) f.cols.push_back(j);
+    for (const I x : pattern[sfirst[top]])
+      if (x > last) f.cols.push_back(x);
+    for (I j = f.first_pivot; j <= last; ++j) {
+      front_of_col[j] = static_cast<I>(res.fronts.size());
+      f.a_rows.insert(f.a_rows.end(), lm_rows.begin() + lm_ptr[j], lm_rows.begin() + lm_ptr[j + 1]);
+    }
+    std::sort(f.a_rows.begin(), f.a_rows.end());
+    res.fronts.push_back(std::move(f));
+  }
+  std::vector<std::vector<I>>().swap(pattern);
+  const I nf = static_cast<I>(res.fronts.size());
+  std::vector<I> pos(n, -1);
+  double live_cb = 0, peak = 0, moved = 0;
+  for (I fi = 0; fi < nf; ++fi) {
+    FrontInfo& f = res.fronts[fi];
+    const I last = f.first_pivot + f.npiv - 1;
+    if (res.etree[last] != -1) {
+      f.parent = front_of_col[res.etree[last]];
+      if (f.parent <= fi) GPUQR_THROW(Error, "sparse analysis: fronts are not in postorder");
+      res.fronts[f.parent].children.push_back(fi);
+    }
+    const I ncols = static_cast<I>(f.cols.size());
+    for (I t = 0; t < ncols; ++t) pos[f.cols[t]] = t;
+    f.rows = static_cast<I>(f.a_rows.size());
+    double children_cb = 0;
+    for (const I c : f.children) {
+      const FrontInfo& child = res.fronts[c];
+      f.rows += child.cb_rows;
+      children_cb += static_cast<double>(child.cb_rows) * static_cast<double>(child.cb_cols);
+      std::vector<I> map;
+      map.reserve(child.cb_cols);
+      for (I t = child.npiv; t < static_cast<I>(child.cols.size()); ++t) {
+        const I where = pos[child.cols[t]];
+        if (where < 0 || (!map.empty() && where <= map.back()))
+          GPUQR_THROW(Error, "sparse analysis: a child's columns are not in its parent front");
+        map.push_back(where);
+      }
+      f.child_col_map.push_back(std::move(map));
+    }
+    for (I t = 0; t < ncols; ++t) pos[f.cols[t]] = -1;
+    f.cb_cols = ncols - f.npiv;
+    f.cb_rows = std::max<I>(0, std::min(f.rows - f.npiv, f.cb_cols));
+    f.flops = geqrf_flops(static_cast<double>(f.rows), static_cast<double>(ncols));
+    res.flops += f.flops;
+    const double front_size = static_cast<double>(f.rows) * static_cast<double>(ncols);
+    peak = std::max(peak, live_cb + front_size);
+    live_cb += static_cast<double>(f.cb_rows) * static_cast<double>(f.cb_cols) - children_cb;
+    moved += 2 * front_size * value_bytes;
+  }
+  res.memory_bytes = peak * value_bytes;
+  res.intensity = moved > 0 ? res.flops / moved : 0;
+  res.column_permutation = std::move(q);
+  return res;
+}
+
+}  // namespace
+}  // namespace detail
+
+template <class T>
+SparseAnalysis analyze_sparse_qr(const CscMatrix<T>& a, const SparseAnalysisOptions& options) {
+  a.validate();
+  detail::CscPattern pattern{a.rows, a.cols, a.col_ptr.data(), a.row_indices.data()};
+  return detail::analyze(pattern, options, static_cast<double>(sizeof(T)));
+}
+
+bool sparse_orderings_available() noexcept { return detail::have_suitesparse_orderings(); }
+
+template SparseAnalysis analyze_sparse_qr<float>(const CscMatrix<float>&,
+                                                 const SparseAnalysisOptions&);
+template SparseAnalysis analyze_sparse_qr<double>(const CscMatrix<double>&,
+                                                  const SparseAnalysisOptions&);
+
+}  // namespace gpuqr
