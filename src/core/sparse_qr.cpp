@@ -1,0 +1,352 @@
+// Sparse multifrontal QR on the CPU: numeric factorization on top of the symbolic analysis,
+// and the least-squares solve with the kept per-front Householder reflectors.
+#include "gpuqr/sparse_qr.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <string>
+
+#include "gpuqr/dense.hpp"
+#include "gpuqr/error.hpp"
+
+namespace gpuqr {
+namespace detail {
+namespace {
+
+using I = std::int64_t;
+
+/// The rows of A*Q: for each original row, (permuted column, value) pairs, ascending columns.
+template <class T>
+struct RowsOfAQ {
+  std::vector<I> ptr;
+  std::vector<I> cols;
+  std::vector<T> values;
+};
+
+template <class T>
+RowsOfAQ<T> rows_of_aq(const CscMatrix<T>& a, const std::vector<I>& q) {
+  RowsOfAQ<T> out;
+  const I m = a.rows, n = a.cols, nnz = a.nnz();
+  out.ptr.assign(m + 1, 0);
+  out.cols.resize(nnz);
+  out.values.resize(nnz);
+  for (I p = 0; p < nnz; ++p) ++out.ptr[a.row_indices[p] + 1];
+  for (I i = 0; i < m; ++i) out.ptr[i + 1] += out.ptr[i];
+  std::vector<I> fill(out.ptr.begin(), out.ptr.end() - 1);
+  for (I k = 0; k < n; ++k) {
+    for (I p = a.col_ptr[q[k]]; p < a.col_ptr[q[k] + 1]; ++p) {
+      const I at = fill[a.row_indices[p]]++;
+      out.cols[at] = k;
+      out.values[at] = a.values[p];
+    }
+  }
+  return out;
+}
+
+/// R's structural row patterns, produced in column order: row j = {j} + the columns of the
+/// rows of A with leftmost column j + the patterns of j's etree children less the child
+/// (the same recurrence as the analysis). A child's pattern is freed once used.
+template <class T>
+class RowStructure {
+ public:
+  RowStructure(const SparseAnalysis& an, const RowsOfAQ<T>& aq)
+      : an_(an), aq_(aq), pattern_(an.cols), mark_(an.cols, -1), head_(an.cols, -1),
+        next_(an.cols, -1) {
+    for (I j = an.cols - 1; j >= 0; --j) {
+      const I p = an.etree[j];
+      if (p != -1) {
+        next_[j] = head_[p];
+        head_[p] = j;
+      }
+    }
+  }
+  /// Computes row j's pattern; `rows` are the rows of A whose leftmost column is j. Marks the
+  /// pattern's columns so that in_row(x, j) answers membership until the next call.
+  void compute(I j, const std::vector<I>& rows) {
+    std::vector<I> pj{j};
+    mark_[j] = j;
+    for (const I i : rows)
+      for (I p = aq_.ptr[i]; p < aq_.ptr[i + 1]; ++p) add(pj, aq_.cols[p], j);
+    for (I c = head_[j]; c != -1; c = next_[c]) {
+      for (const I x : pattern_[c])
+        if (x != c) add(pj, x, j);
+      std::vector<I>().swap(pattern_[c]);
+    }
+    if (an_.etree[j] != -1) pattern_[j] = std::move(pj);
+  }
+  bool in_row(I x, I j) const { return mark_[x] == j; }
+
+ private:
+  void add(std::vector<I>& pj, I x, I j) {
+    if (mark_[x] != j) {
+      mark_[x] = j;
+      pj.push_back(x);
+    }
+  }
+  const SparseAnalysis& an_;
+  const RowsOfAQ<T>& aq_;
+  std::vector<std::vector<I>> pattern_;
+  std::vector<I> mark_, head_, next_;
+};
+
+}  // namespace
+}  // namespace detail
+
+template <class T>
+SparseQR<T>::SparseQR(const CscMatrix<T>& a, const SparseQROptions& options) {
+  using I = std::int64_t;
+  a.validate();
+  for (I p = 0; p < a.nnz(); ++p) {
+    GPUQR_CHECK_ARG(std::isfinite(a.values[p]),
+                    "SparseQR: A has a NaN or Inf value at entry " + std::to_string(p));
+  }
+  analysis_ = analyze_sparse_qr(a, options.analysis);
+  const I n = a.cols;
+  const std::vector<I>& q = analysis_.column_permutation;
+  const detail::RowsOfAQ<T> aq = detail::rows_of_aq(a, q);
+  detail::RowStructure<T> structure(analysis_, aq);
+  std::vector<std::vector<I>> rows_at_pivot;  // per pivot of the current front: its A rows
+
+  Context ctx = Context::cpu();
+  ctx.set_check_finite(false);  // A was checked above; fronts only hold its transforms
+  const I nf = static_cast<I>(analysis_.fronts.size());
+  fronts_.resize(nf);
+  std::vector<Matrix<T>> cb(nf);  // contribution blocks waiting for their parent
+  std::vector<I> pos(n, -1);      // permuted column -> position in the current front
+  r_row_ptr_.assign(1, 0);
+  r_row_ptr_.reserve(n + 1);
+
+  for (I fi = 0; fi < nf; ++fi) {
+    const FrontInfo& f = analysis_.fronts[fi];
+    Front& out = fronts_[fi];
+    const I ncols = static_cast<I>(f.cols.size());
+    const I na = static_cast<I>(f.a_rows.size());
+    for (I t = 0; t < ncols; ++t) pos[f.cols[t]] = t;
+
+    // Staircase order: each stacked row ([a_rows, child CB rows...]) keyed by its leftmost
+    // front column; a stable sort keeps ties in stacking order.
+    std::vector<I> key;
+    key.reserve(f.rows);
+    for (const I i : f.a_rows) key.push_back(pos[analysis_.row_leftmost[i]]);
+    for (std::size_t c = 0; c < f.children.size(); ++c) {
+      const FrontInfo& child = analysis_.fronts[f.children[c]];
+      for (I r = 0; r < child.cb_rows; ++r) key.push_back(f.child_col_map[c][r]);
+    }
+    if (static_cast<I>(key.size()) != f.rows)
+      GPUQR_THROW(Error, "SparseQR: front row count disagrees with the analysis");
+    out.row_source.resize(f.rows);
+    std::iota(out.row_source.begin(), out.row_source.end(), I{0});
+    std::stable_sort(out.row_source.begin(), out.row_source.end(),
+                     [&key](I x, I y) { return key[x] < key[y]; });
+    std::vector<I> row_at(f.rows);  // stacked row -> front row
+    for (I r = 0; r < f.rows; ++r) row_at[out.row_source[r]] = r;
+
+    // Assemble the zeroed front.
+    out.qr = Matrix<T>(f.rows, ncols);
+    std::fill(out.qr.data(), out.qr.data() + out.qr.ld() * ncols, T(0));
+    for (I s = 0; s < na; ++s) {
+      const I i = f.a_rows[s], r = row_at[s];
+      for (I p = aq.ptr[i]; p < aq.ptr[i + 1]; ++p) {
+        const I where = pos[aq.cols[p]];
+        if (where < 0) GPUQR_THROW(Error, "SparseQR: a row of A leaves its front's columns");
+        out.qr(r, where) = aq.values[p];
+      }
+    }
+    I stacked = na;
+    for (std::size_t c = 0; c < f.children.size(); ++c) {
+      const I ci = f.children[c];
+      const Matrix<T>& block = cb[ci];
+      const std::vector<I>& map = f.child_col_map[c];
+      for (I r = 0; r < block.rows(); ++r) {
+        const I fr = row_at[stacked + r];
+        for (I t = r; t < block.cols(); ++t) out.qr(fr, map[t]) = block(r, t);
+      }
+      stacked += block.rows();
+      cb[ci] = Matrix<T>();  // assembled: free it
+    }
+    for (I t = 0; t < ncols; ++t) pos[f.cols[t]] = -1;
+
+    // Dense QR of the whole front.
+    const I k = std::min(f.rows, ncols);
+    out.tau.assign(static_cast<std::size_t>(k), T(0));
+    if (k > 0) geqrf<T>(ctx, out.qr.view(), VectorView<T>(out.tau.data(), k));
+
+    // Pivot rows of R (exact zeros dropped, diagonal kept); missing ones are zero rows.
+    // While every pivot so far is nonzero, R's rows are those of the Cholesky factor of
+    // (AQ)^T(AQ) up to signs, whose structure (RowStructure) bounds them: entries outside it
+    // are rounding noise of the dense front QR (relaxed fronts hold structural zeros) and are
+    // dropped. After a zero pivot no such bound holds and every nonzero is kept.
+    rows_at_pivot.assign(static_cast<std::size_t>(f.npiv), {});
+    for (const I i : f.a_rows) rows_at_pivot[analysis_.row_leftmost[i] - f.first_pivot].push_back(i);
+    for (I i = 0; i < f.npiv; ++i) {
+      const I row = f.first_pivot + i;
+      const T diag = i < f.rows ? out.qr(i, i) : T(0);
+      r_cols_.push_back(row);
+      r_values_.push_back(diag);
+      if (diag == T(0)) zero_pivots_.push_back(row);
+      structure.compute(row, rows_at_pivot[i]);
+      const bool bounded = zero_pivots_.empty();
+      if (i < f.rows) {
+        for (I t = i + 1; t < ncols; ++t) {
+          const T v = out.qr(i, t);
+          if (v != T(0) && (!bounded || structure.in_row(f.cols[t], row))) {
+            r_cols_.push_back(f.cols[t]);
+            r_values_.push_back(v);
+          }
+        }
+      }
+      r_row_ptr_.push_back(static_cast<I>(r_cols_.size()));
+    }
+
+    // Contribution block: rows npiv .. npiv + cb_rows - 1 of R, columns npiv.., upper
+    // trapezoidal (the reflectors below its diagonal are not copied).
+    if (f.cb_rows != std::max<I>(0, k - f.npiv))
+      GPUQR_THROW(Error, "SparseQR: contribution block size disagrees with the analysis");
+    if (f.parent >= 0) {
+      Matrix<T> block(f.cb_rows, f.cb_cols);
+      for (I t = 0; t < f.cb_cols; ++t)
+        for (I r = 0; r < f.cb_rows; ++r)
+          block(r, t) = r <= t ? out.qr(f.npiv + r, f.npiv + t) : T(0);
+      cb[fi] = std::move(block);
+    }
+  }
+  if (static_cast<I>(r_row_ptr_.size()) != n + 1)
+    GPUQR_THROW(Error, "SparseQR: the fronts' pivots do not cover every column");
+}
+
+template <class T>
+CscMatrix<T> SparseQR<T>::r() const {
+  using I = std::int64_t;
+  const I n = cols();
+  CscMatrix<T> out;
+  out.rows = n;
+  out.cols = n;
+  out.col_ptr.assign(n + 1, 0);
+  for (const I j : r_cols_) ++out.col_ptr[j + 1];
+  for (I j = 0; j < n; ++j) out.col_ptr[j + 1] += out.col_ptr[j];
+  out.row_indices.resize(r_cols_.size());
+  out.values.resize(r_values_.size());
+  std::vector<I> fill(out.col_ptr.begin(), out.col_ptr.end() - 1);
+  for (I k = 0; k < n; ++k) {  // rows in ascending order: each column's rows come sorted
+    for (I p = r_row_ptr_[k]; p < r_row_ptr_[k + 1]; ++p) {
+      const I at = fill[r_cols_[p]]++;
+      out.row_indices[at] = k;
+      out.values[at] = r_values_[p];
+    }
+  }
+  return out;
+}
+
+template <class T>
+double SparseQR<T>::rcond_estimate() const {
+  using I = std::int64_t;
+  const I n = cols();
+  if (n == 0) return 1.0;
+  double lo = INFINITY, hi = 0;
+  for (I k = 0; k < n; ++k) {
+    const double d = std::abs(static_cast<double>(r_values_[r_row_ptr_[k]]));
+    lo = std::min(lo, d);
+    hi = std::max(hi, d);
+  }
+  return hi > 0 ? lo / hi : 0.0;
+}
+
+template <class T>
+Matrix<T> SparseQR<T>::solve(MatrixView<const T> b, std::vector<double>* residual_norms) const {
+  using I = std::int64_t;
+  const I m = rows(), n = cols(), nrhs = b.cols();
+  GPUQR_CHECK_ARG(b.on_host(), "SparseQR::solve: B must be in host memory");
+  GPUQR_CHECK_ARG(b.rows() == m, "SparseQR::solve: B has " + std::to_string(b.rows()) +
+                                     " rows, A has " + std::to_string(m));
+  GPUQR_CHECK_ARG(m >= n, "SparseQR::solve needs m >= n (A is " + std::to_string(m) + " x " +
+                              std::to_string(n) + "; no minimum-norm solve yet)");
+  if (!zero_pivots_.empty()) {
+    const I k = zero_pivots_.front();
+    GPUQR_THROW(InvalidArgument,
+                "SparseQR::solve: R is singular: zero pivot at permuted column " +
+                    std::to_string(k) + " (original column " +
+                    std::to_string(analysis_.column_permutation[k]) + ")");
+  }
+  for (I j = 0; j < nrhs; ++j)
+    for (I i = 0; i < m; ++i)
+      GPUQR_CHECK_ARG(std::isfinite(b(i, j)), "SparseQR::solve: B has a NaN or Inf value");
+
+  Context ctx = Context::cpu();
+  ctx.set_check_finite(false);
+  std::vector<double> res2(static_cast<std::size_t>(nrhs), 0.0);
+  // Rows of A in no front (empty rows) are residual as they are.
+  for (I i = 0; i < m; ++i) {
+    if (analysis_.row_leftmost[i] >= 0) continue;
+    for (I j = 0; j < nrhs; ++j) res2[j] += static_cast<double>(b(i, j)) * b(i, j);
+  }
+  Matrix<T> c(n, nrhs);  // (Q^T B)(0:n), permuted order
+  const I nf = static_cast<I>(fronts_.size());
+  std::vector<Matrix<T>> cb(nf);
+  for (I fi = 0; fi < nf; ++fi) {
+    const FrontInfo& f = analysis_.fronts[fi];
+    const Front& fr = fronts_[fi];
+    const I na = static_cast<I>(f.a_rows.size());
+    const I ncols = static_cast<I>(f.cols.size());
+    // Stacked right-hand-side rows [B(a_rows), child CBs...], then the front's row order.
+    Matrix<T> w(f.rows, nrhs);
+    std::vector<const T*> src(f.rows);
+    std::vector<I> src_ld(f.rows);
+    for (I s = 0; s < na; ++s) {
+      src[s] = b.data() + f.a_rows[s];
+      src_ld[s] = b.ld();
+    }
+    I stacked = na;
+    for (const I ci : f.children) {
+      for (I r = 0; r < cb[ci].rows(); ++r) {
+        src[stacked + r] = cb[ci].data() + r;
+        src_ld[stacked + r] = cb[ci].ld();
+      }
+      stacked += cb[ci].rows();
+    }
+    for (I r = 0; r < f.rows; ++r) {
+      const I s = fr.row_source[r];
+      for (I j = 0; j < nrhs; ++j) w(r, j) = src[s][j * src_ld[s]];
+    }
+    for (const I ci : f.children) cb[ci] = Matrix<T>();
+    const I k = std::min(f.rows, ncols);
+    if (k > 0 && nrhs > 0) {
+      ormqr<T>(ctx, Side::left, Op::trans, fr.qr.view().block(0, 0, f.rows, k),
+               VectorView<const T>(fr.tau.data(), k), w.view());
+    }
+    // Pivot rows, the contribution block for the parent, and the residual rows below.
+    for (I i = 0; i < f.npiv; ++i)
+      for (I j = 0; j < nrhs; ++j) c(f.first_pivot + i, j) = i < f.rows ? w(i, j) : T(0);
+    if (f.parent >= 0) {
+      cb[fi] = Matrix<T>(f.cb_rows, nrhs);
+      for (I j = 0; j < nrhs; ++j)
+        for (I r = 0; r < f.cb_rows; ++r) cb[fi](r, j) = w(f.npiv + r, j);
+    }
+    for (I r = f.npiv + f.cb_rows; r < f.rows; ++r)
+      for (I j = 0; j < nrhs; ++j) res2[j] += static_cast<double>(w(r, j)) * w(r, j);
+  }
+
+  // Back substitution R Z = C (row-oriented: each R row holds its diagonal first), then
+  // X(q[k], :) = Z(k, :).
+  for (I j = 0; j < nrhs; ++j) {
+    for (I k = n - 1; k >= 0; --k) {
+      T s = c(k, j);
+      for (I p = r_row_ptr_[k] + 1; p < r_row_ptr_[k + 1]; ++p) s -= r_values_[p] * c(r_cols_[p], j);
+      c(k, j) = s / r_values_[r_row_ptr_[k]];
+    }
+  }
+  Matrix<T> x(n, nrhs);
+  const std::vector<I>& q = analysis_.column_permutation;
+  for (I j = 0; j < nrhs; ++j)
+    for (I k = 0; k < n; ++k) x(q[k], j) = c(k, j);
+  if (residual_norms != nullptr) {
+    residual_norms->resize(static_cast<std::size_t>(nrhs));
+    for (I j = 0; j < nrhs; ++j) (*residual_norms)[j] = std::sqrt(res2[j]);
+  }
+  return x;
+}
+
+template class SparseQR<float>;
+template class SparseQR<double>;
+
+}  // namespace gpuqr

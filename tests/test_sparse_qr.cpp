@@ -1,0 +1,581 @@
+// Tests for the CPU multifrontal sparse QR (gpuqr/sparse_qr.hpp): least-squares solutions
+// against LAPACK's dense dgels on the data/matrices corpus and on generated matrices, the
+// backward error of R ((AQ)^T (AQ) = R^T R), nnz(R) against the symbolic analysis, consistent
+// systems on a 2-D grid gradient operator, several right-hand sides, permuted copies, and
+// input validation.
+#include <gtest/gtest.h>
+#include <lapacke.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <filesystem>
+#include <numeric>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "gpuqr/accuracy.hpp"
+#include "gpuqr/error.hpp"
+#include "gpuqr/io.hpp"
+#include "gpuqr/sparse.hpp"
+#include "gpuqr/sparse_analysis.hpp"
+#include "gpuqr/sparse_qr.hpp"
+#include "tests/support/generators.hpp"
+#include "tests/support/ratios.hpp"
+
+#ifndef GPUQR_DATA_DIR
+#error "GPUQR_DATA_DIR must name the repository's data/ folder"
+#endif
+
+namespace {
+
+using gpuqr::ColumnOrdering;
+using gpuqr::CscMatrix;
+using gpuqr::Matrix;
+using gpuqr::SparseQR;
+using gpuqr::SparseQROptions;
+using I = std::int64_t;
+
+std::vector<ColumnOrdering> orderings() {
+  std::vector<ColumnOrdering> out{ColumnOrdering::natural};
+  if (gpuqr::sparse_orderings_available()) out.push_back(ColumnOrdering::colamd);
+  return out;
+}
+
+SparseQROptions with_ordering(ColumnOrdering ord) {
+  SparseQROptions opt;
+  opt.analysis.ordering = ord;
+  return opt;
+}
+
+std::string name_of(ColumnOrdering ord) {
+  return ord == ColumnOrdering::natural ? "natural" : ord == ColumnOrdering::colamd ? "colamd" : "other";
+}
+
+template <class T>
+CscMatrix<T> transpose(const CscMatrix<T>& a) {
+  std::vector<I> i, j;
+  std::vector<T> v;
+  for (I c = 0; c < a.cols; ++c)
+    for (I p = a.col_ptr[c]; p < a.col_ptr[c + 1]; ++p) {
+      i.push_back(c);
+      j.push_back(a.row_indices[p]);
+      v.push_back(a.values[p]);
+    }
+  return CscMatrix<T>::from_triplets(a.cols, a.rows, i, j, v);
+}
+
+/// Structural rank (maximum bipartite matching by augmenting paths), as in
+/// test_sparse_analysis.cpp.
+I structural_rank(const CscMatrix<double>& a) {
+  std::vector<I> row_match(a.rows, -1);
+  I rank = 0;
+  for (I j0 = 0; j0 < a.cols; ++j0) {
+    std::vector<I> visited_col(a.cols, 0), from(a.cols, -1), via_row(a.cols, -1), stack{j0};
+    std::vector<char> row_seen(a.rows, 0);
+    visited_col[j0] = 1;
+    I found_row = -1, found_col = -1;
+    while (!stack.empty() && found_row < 0) {
+      const I j = stack.back();
+      stack.pop_back();
+      for (I p = a.col_ptr[j]; p < a.col_ptr[j + 1] && found_row < 0; ++p) {
+        const I i = a.row_indices[p];
+        if (row_seen[i]) continue;
+        row_seen[i] = 1;
+        if (row_match[i] == -1) {
+          found_row = i, found_col = j;
+        } else if (!visited_col[row_match[i]]) {
+          visited_col[row_match[i]] = 1;
+          from[row_match[i]] = j;
+          via_row[row_match[i]] = i;
+          stack.push_back(row_match[i]);
+        }
+      }
+    }
+    if (found_row < 0) continue;
+    ++rank;
+    for (I i = found_row, j = found_col; j != -1;) {
+      row_match[i] = j;
+      i = via_row[j];
+      j = from[j];
+    }
+  }
+  return rank;
+}
+
+/// The real matrices of data/matrices (complex files skipped).
+std::vector<std::pair<std::string, CscMatrix<double>>> corpus() {
+  std::vector<std::pair<std::string, CscMatrix<double>>> out;
+  std::vector<std::filesystem::path> files;
+  for (const auto& e : std::filesystem::directory_iterator(std::string(GPUQR_DATA_DIR) + "/matrices"))
+    if (e.path().extension() == ".mtx") files.push_back(e.path());
+  std::sort(files.begin(), files.end());
+  for (const auto& p : files) {
+    try {
+      auto mm = gpuqr::io::read_matrix_market(p.string());
+      if (mm.is_sparse()) out.emplace_back(p.filename().string(), std::move(mm.sparse));
+    } catch (const gpuqr::Unsupported&) {
+    }
+  }
+  return out;
+}
+
+/// Dense copy of A with its columns permuted: column k is A's column q[k].
+template <class T>
+Matrix<double> dense_permuted(const CscMatrix<T>& a, const std::vector<I>& q) {
+  Matrix<double> d(a.rows, a.cols);
+  std::fill(d.data(), d.data() + d.ld() * a.cols, 0.0);
+  for (I k = 0; k < a.cols; ++k)
+    for (I p = a.col_ptr[q[k]]; p < a.col_ptr[q[k] + 1]; ++p) d(a.row_indices[p], k) = a.values[p];
+  return d;
+}
+
+double frob(const Matrix<double>& a) {
+  double s = 0;
+  for (I j = 0; j < a.cols(); ++j)
+    for (I i = 0; i < a.rows(); ++i) s += a(i, j) * a(i, j);
+  return std::sqrt(s);
+}
+
+/// ||(AQ)^T (AQ) - R^T R||_F / (||A||_F^2 n eps): R's backward error. Also checks that R is
+/// upper triangular, n x n, and has its diagonal stored.
+template <class T>
+double rtr_ratio(const CscMatrix<T>& a, const SparseQR<T>& qr) {
+  const I n = a.cols;
+  const CscMatrix<T> r = qr.r();
+  EXPECT_EQ(r.rows, n);
+  EXPECT_EQ(r.cols, n);
+  r.validate();
+  Matrix<double> rd(n, n);
+  std::fill(rd.data(), rd.data() + rd.ld() * n, 0.0);
+  for (I j = 0; j < n; ++j) {
+    EXPECT_GT(r.col_ptr[j + 1], r.col_ptr[j]) << "column " << j << " of R has no diagonal";
+    if (r.col_ptr[j + 1] > r.col_ptr[j]) EXPECT_EQ(r.row_indices[r.col_ptr[j + 1] - 1], j);
+    for (I p = r.col_ptr[j]; p < r.col_ptr[j + 1]; ++p) {
+      EXPECT_LE(r.row_indices[p], j) << "R not upper triangular";
+      rd(r.row_indices[p], j) = r.values[p];
+    }
+  }
+  const Matrix<double> aq = dense_permuted(a, qr.column_permutation());
+  double diff = 0;
+  for (I j = 0; j < n; ++j)
+    for (I i = 0; i < n; ++i) {
+      double g = 0, h = 0;
+      for (I t = 0; t < a.rows; ++t) g += aq(t, i) * aq(t, j);
+      for (I t = 0; t <= std::min(i, j); ++t) h += rd(t, i) * rd(t, j);
+      diff += (g - h) * (g - h);
+    }
+  const double na = frob(aq);
+  if (na == 0) return std::sqrt(diff);
+  return std::sqrt(diff) / (na * na * static_cast<double>(std::max<I>(n, 1)) *
+                            gpuqr::accuracy::eps<T>());
+}
+
+/// Dense least squares by LAPACKE_dgels (m >= n): x (n x nrhs).
+Matrix<double> dense_lstsq(const Matrix<double>& a, const Matrix<double>& b) {
+  const I m = a.rows(), n = a.cols(), nrhs = b.cols();
+  Matrix<double> ac = a.clone(), bc = b.clone();
+  const int info = LAPACKE_dgels(LAPACK_COL_MAJOR, 'N', m, n, nrhs, ac.data(), ac.ld(),
+                                 bc.data(), bc.ld());
+  EXPECT_EQ(info, 0);
+  Matrix<double> x(n, nrhs);
+  for (I j = 0; j < nrhs; ++j)
+    for (I i = 0; i < n; ++i) x(i, j) = bc(i, j);
+  return x;
+}
+
+/// 2-norm condition number by LAPACKE_dgesdd (inf when singular).
+double cond2(const Matrix<double>& a) {
+  const I m = a.rows(), n = a.cols(), k = std::min(m, n);
+  if (k == 0) return 1;
+  Matrix<double> ac = a.clone();
+  std::vector<double> s(k);
+  const int info = LAPACKE_dgesdd(LAPACK_COL_MAJOR, 'N', m, n, ac.data(), ac.ld(), s.data(),
+                                  nullptr, 1, nullptr, 1);
+  EXPECT_EQ(info, 0);
+  return s[k - 1] > 0 ? s[0] / s[k - 1] : INFINITY;
+}
+
+template <class T>
+Matrix<T> random_dense(I m, I n, std::uint64_t seed) {
+  return gpuqr::testing::random_matrix<T>(m, n, seed);
+}
+
+template <class T>
+Matrix<double> to_double(const Matrix<T>& a) {
+  Matrix<double> d(a.rows(), a.cols());
+  for (I j = 0; j < a.cols(); ++j)
+    for (I i = 0; i < a.rows(); ++i) d(i, j) = a(i, j);
+  return d;
+}
+
+/// y = A x (double accumulation), one column.
+template <class T>
+std::vector<double> spmv(const CscMatrix<T>& a, const std::vector<double>& x) {
+  std::vector<double> y(a.rows, 0.0);
+  for (I j = 0; j < a.cols; ++j)
+    for (I p = a.col_ptr[j]; p < a.col_ptr[j + 1]; ++p) y[a.row_indices[p]] += a.values[p] * x[j];
+  return y;
+}
+
+/// LAPACK's xQRT17 ratio ||A^T (b - A x)||_1 / (||A||_1 ||b||_1 max(m, n) eps), one column,
+/// computed sparsely in double.
+template <class T>
+double sparse_optimality_ratio(const CscMatrix<T>& a, const std::vector<double>& x,
+                               const std::vector<double>& b) {
+  std::vector<double> r = spmv(a, x);
+  for (I i = 0; i < a.rows; ++i) r[i] = b[i] - r[i];
+  double atr = 0, anorm = 0, bnorm = 0;
+  for (I j = 0; j < a.cols; ++j) {
+    double s = 0, c = 0;
+    for (I p = a.col_ptr[j]; p < a.col_ptr[j + 1]; ++p) {
+      s += a.values[p] * r[a.row_indices[p]];
+      c += std::abs(static_cast<double>(a.values[p]));
+    }
+    atr += std::abs(s);
+    anorm = std::max(anorm, c);
+  }
+  for (const double v : b) bnorm += std::abs(v);
+  if (anorm == 0 || bnorm == 0) return atr;
+  return atr / (anorm * bnorm * static_cast<double>(std::max(a.rows, a.cols)) *
+                gpuqr::accuracy::eps<T>());
+}
+
+/// Solves with SparseQR and checks against dgels on the dense copy: relative error within
+/// 100 eps (cond + cond^2 ||r|| / (||A|| ||x||)) when cond <= 1e10, the optimality ratio below
+/// 30 and the returned residual norms. Returns the error ratio (0 when skipped).
+template <class T>
+double check_solve_against_dense(const CscMatrix<T>& a, const SparseQR<T>& qr, I nrhs,
+                                 std::uint64_t seed) {
+  const Matrix<T> b = random_dense<T>(a.rows, nrhs, seed);
+  std::vector<double> res;
+  const Matrix<T> x = qr.solve(b.view(), &res);
+  EXPECT_EQ(x.rows(), a.cols);
+  EXPECT_EQ(x.cols(), nrhs);
+  EXPECT_EQ(static_cast<I>(res.size()), nrhs);
+  const Matrix<T> ad = a.to_dense();
+  const double opt = gpuqr::accuracy::lstsq_optimality_ratio<T>(ad.view(), x.view(), b.view());
+  EXPECT_LT(gpuqr::testing::track("sparse_lstsq_optimality", opt), 30.0);
+  for (I j = 0; j < nrhs && j < static_cast<I>(res.size()); ++j) {
+    const double want = gpuqr::accuracy::residual_norm<T>(ad.view(), x.view().col(j), b.view().col(j));
+    // Both are ||b - A x|| up to rounding: eps (||b|| + ||A|| ||x||).
+    EXPECT_NEAR(res[j], want,
+                1e2 * gpuqr::accuracy::eps<T>() *
+                    (frob(to_double(b)) + frob(to_double(ad)) * frob(to_double(x))))
+        << "residual norm of column " << j;
+  }
+  const Matrix<double> add = to_double(ad), bd = to_double(b);
+  const double cond = cond2(add);
+  if (!(cond <= 1e10)) return 0;
+  const Matrix<double> xr = dense_lstsq(add, bd);
+  double worst = 0;
+  for (I j = 0; j < nrhs; ++j) {
+    double dx = 0, nx = 0;
+    for (I i = 0; i < a.cols; ++i) {
+      dx += (x(i, j) - xr(i, j)) * (x(i, j) - xr(i, j));
+      nx += xr(i, j) * xr(i, j);
+    }
+    const double rr = gpuqr::accuracy::residual_norm<double>(add.view(), xr.view().col(j), bd.view().col(j));
+    const double anorm2 = frob(add);  // >= ||A||_2: the bound below is slightly loose
+    const double sens = cond + cond * cond * rr / std::max(anorm2 * std::sqrt(nx), 1e-300);
+    const double ratio = std::sqrt(dx) / std::max(std::sqrt(nx), 1e-300) /
+                         (gpuqr::accuracy::eps<T>() * sens);
+    worst = std::max(worst, ratio);
+  }
+  EXPECT_LT(gpuqr::testing::track("sparse_vs_dgels", worst), 100.0);
+  return worst;
+}
+
+TEST(SparseQR, DataMatricesMatchDenseLapack) {
+  int solved = 0;
+  for (const auto& [name, a0] : corpus()) {
+    for (int t = 0; t < 2; ++t) {
+      const CscMatrix<double> a = t == 0 ? a0 : transpose(a0);
+      if (t == 1 && a0.rows >= a0.cols) continue;  // the transpose only when it is tall
+      if (a.cols == 0) continue;
+      const bool full = structural_rank(a) == a.cols;
+      for (const ColumnOrdering ord : orderings()) {
+        SCOPED_TRACE(name + (t ? " transposed " : " ") + name_of(ord));
+        const SparseQR<double> qr(a, with_ordering(ord));
+        // Every factorization, rank deficient or not, must satisfy (AQ)^T(AQ) = R^T R.
+        EXPECT_LT(gpuqr::testing::track("sparse_rtr", rtr_ratio(a, qr)), 30.0);
+        if (a.rows < a.cols) {
+          EXPECT_THROW(qr.solve(random_dense<double>(a.rows, 1, 1).view()), gpuqr::InvalidArgument);
+          continue;
+        }
+        if (!full) {
+          EXPECT_FALSE(qr.zero_pivots().empty()) << "structurally rank deficient, no zero pivot";
+          continue;
+        }
+        EXPECT_LE(qr.nnz_r(), qr.analysis().nnz_r);
+        if (!qr.zero_pivots().empty()) continue;  // numerically singular with these values
+        const double ratio = check_solve_against_dense(a, qr, 2, 7 + a.cols);
+        std::printf("[ SPARSEQR ] %-26s %-7s %4lld x %-4lld nnz(R) %6lld (analysis %6lld) err ratio %.3g\n",
+                    (name + (t ? "^T" : "")).c_str(), name_of(ord).c_str(),
+                    static_cast<long long>(a.rows), static_cast<long long>(a.cols),
+                    static_cast<long long>(qr.nnz_r()),
+                    static_cast<long long>(qr.analysis().nnz_r), ratio);
+        ++solved;
+      }
+    }
+  }
+  EXPECT_GE(solved, 6) << "too few corpus matrices were solved";
+}
+
+/// A random sparse m x n matrix: about `per_col` entries per column, plus A(j, j) so that it
+/// has full structural rank; values uniform in (-1, 1).
+template <class T>
+CscMatrix<T> random_sparse(I m, I n, I per_col, std::uint64_t seed) {
+  std::mt19937_64 gen(seed);
+  std::uniform_int_distribution<I> row(0, m - 1);
+  std::uniform_real_distribution<double> val(-1.0, 1.0);
+  std::vector<I> ii, jj;
+  std::vector<T> vv;
+  for (I j = 0; j < n; ++j) {
+    ii.push_back(j);
+    jj.push_back(j);
+    vv.push_back(static_cast<T>(1.0 + val(gen)));
+    for (I t = 0; t < per_col; ++t) {
+      ii.push_back(row(gen));
+      jj.push_back(j);
+      vv.push_back(static_cast<T>(val(gen)));
+    }
+  }
+  return CscMatrix<T>::from_triplets(m, n, ii, jj, vv);
+}
+
+template <class T>
+void random_tall_case() {
+  for (const ColumnOrdering ord : orderings()) {
+    SCOPED_TRACE(name_of(ord));
+    const auto a = random_sparse<T>(400, 250, 3, 42);
+    const SparseQR<T> qr(a, with_ordering(ord));
+    EXPECT_TRUE(qr.zero_pivots().empty());
+    EXPECT_LE(qr.nnz_r(), qr.analysis().nnz_r);
+    EXPECT_LT(gpuqr::testing::track("sparse_rtr", rtr_ratio(a, qr)), 30.0);
+    check_solve_against_dense(a, qr, 1, 3);
+  }
+}
+
+TEST(SparseQR, RandomTallMatchesDenseDouble) { random_tall_case<double>(); }
+TEST(SparseQR, RandomTallMatchesDenseFloat) { random_tall_case<float>(); }
+
+/// The gradient of a g x g grid (horizontal and vertical differences) plus one row per
+/// boundary node (a Dirichlet condition), so it has full column rank: about 2 g^2 x g^2.
+template <class T>
+CscMatrix<T> grid_gradient(I g) {
+  std::vector<I> ii, jj;
+  std::vector<T> vv;
+  I row = 0;
+  auto node = [g](I x, I y) { return x + y * g; };
+  auto diff = [&](I p, I q) {
+    ii.insert(ii.end(), {row, row});
+    jj.insert(jj.end(), {p, q});
+    vv.insert(vv.end(), {T(-1), T(1)});
+    ++row;
+  };
+  for (I y = 0; y < g; ++y)
+    for (I x = 0; x < g; ++x) {
+      if (x + 1 < g) diff(node(x, y), node(x + 1, y));
+      if (y + 1 < g) diff(node(x, y), node(x, y + 1));
+      if (x == 0 || y == 0 || x == g - 1 || y == g - 1) {
+        ii.push_back(row++);
+        jj.push_back(node(x, y));
+        vv.push_back(T(1));
+      }
+    }
+  return CscMatrix<T>::from_triplets(row, g * g, ii, jj, vv);
+}
+
+/// Consistent system A x = A x_true must give x_true to cond * eps; random b must give an
+/// optimal x (xQRT17 ratio); the solver's residual norm must match ||b - A x||.
+template <class T>
+void grid_case(I g, ColumnOrdering ord, double cond_bound) {
+  SCOPED_TRACE("grid " + std::to_string(g) + " " + name_of(ord));
+  const auto a = grid_gradient<T>(g);
+  const auto t0 = std::chrono::steady_clock::now();
+  const SparseQR<T> qr(a, with_ordering(ord));
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_TRUE(qr.zero_pivots().empty());
+  EXPECT_LE(qr.nnz_r(), qr.analysis().nnz_r);
+  const I m = a.rows, n = a.cols;
+  std::mt19937_64 gen(5);
+  std::uniform_real_distribution<double> val(-1.0, 1.0);
+  std::vector<double> xt(n), bb(m);
+  for (auto& v : xt) v = val(gen);
+  const std::vector<double> ax = spmv(a, xt);
+  Matrix<T> b(m, 2);
+  for (I i = 0; i < m; ++i) {
+    b(i, 0) = static_cast<T>(ax[i]);
+    b(i, 1) = static_cast<T>(val(gen));
+  }
+  std::vector<double> res;
+  const Matrix<T> x = qr.solve(b.view(), &res);
+  double dx = 0, nx = 0;
+  for (I i = 0; i < n; ++i) {
+    dx += (x(i, 0) - xt[i]) * (x(i, 0) - xt[i]);
+    nx += xt[i] * xt[i];
+  }
+  // b(:, 0) is rounded to T: that perturbation is also bounded by cond * eps.
+  const double err = std::sqrt(dx / nx) / (gpuqr::accuracy::eps<T>() * cond_bound);
+  EXPECT_LT(gpuqr::testing::track("sparse_grid_consistent", err), 10.0);
+  for (I j = 0; j < 2; ++j) {
+    std::vector<double> xj(n), bj(m);
+    for (I i = 0; i < n; ++i) xj[i] = x(i, j);
+    for (I i = 0; i < m; ++i) bj[i] = b(i, j);
+    const double opt = sparse_optimality_ratio(a, xj, bj);
+    EXPECT_LT(gpuqr::testing::track("sparse_lstsq_optimality", opt), 30.0);
+    const std::vector<double> axj = spmv(a, xj);
+    double r2 = 0, b2 = 0;
+    for (I i = 0; i < m; ++i) {
+      r2 += (bj[i] - axj[i]) * (bj[i] - axj[i]);
+      b2 += bj[i] * bj[i];
+    }
+    EXPECT_NEAR(res[j], std::sqrt(r2), 1e2 * cond_bound * gpuqr::accuracy::eps<T>() * std::sqrt(b2));
+  }
+  std::printf("[ SPARSEQR ] grid %lld (%lld x %lld) %-7s %s: factor %.2f s, %zu fronts, nnz(R) %lld, "
+              "consistent err/(eps cond) %.3g\n",
+              static_cast<long long>(g), static_cast<long long>(m), static_cast<long long>(n),
+              name_of(ord).c_str(), sizeof(T) == 4 ? "float" : "double", secs,
+              qr.analysis().fronts.size(), static_cast<long long>(qr.nnz_r()), err);
+}
+
+// cond(A) of the grid operator grows like g (A^T A is a Dirichlet Laplacian); 2g bounds it.
+TEST(SparseQR, GridGradientDouble) {
+  grid_case<double>(40, ColumnOrdering::natural, 80);
+  if (gpuqr::sparse_orderings_available()) grid_case<double>(200, ColumnOrdering::colamd, 400);
+}
+TEST(SparseQR, GridGradientFloat) {
+  grid_case<float>(40, ColumnOrdering::natural, 80);
+  if (gpuqr::sparse_orderings_available()) grid_case<float>(120, ColumnOrdering::colamd, 240);
+}
+
+TEST(SparseQR, MultipleRightHandSidesMatchSingleSolves) {
+  const auto a = random_sparse<double>(300, 120, 2, 11);
+  const SparseQR<double> qr(a);
+  const Matrix<double> b = random_dense<double>(a.rows, 5, 12);
+  std::vector<double> res;
+  const Matrix<double> x = qr.solve(b.view(), &res);
+  ASSERT_EQ(res.size(), 5u);
+  for (I j = 0; j < 5; ++j) {
+    std::vector<double> rj;
+    const Matrix<double> xj = qr.solve(b.view().col(j), &rj);
+    // Blocked and unblocked ormqr may round differently: agreement to a few ulps.
+    for (I i = 0; i < a.cols; ++i)
+      EXPECT_NEAR(x(i, j), xj(i, 0), 1e-12 * (1 + std::abs(xj(i, 0)))) << "rhs " << j << " row " << i;
+    EXPECT_NEAR(res[j], rj[0], 1e-13 * rj[0]);
+  }
+  check_solve_against_dense(a, qr, 5, 13);
+  // Zero right-hand sides: an empty solution.
+  const Matrix<double> none = qr.solve(Matrix<double>(a.rows, 0).view());
+  EXPECT_EQ(none.rows(), a.cols);
+  EXPECT_EQ(none.cols(), 0);
+}
+
+/// A with rows and columns shuffled: PA(:, c) where column k of the copy is A's column c[k].
+CscMatrix<double> shuffled(const CscMatrix<double>& a, const std::vector<I>& row_perm,
+                           const std::vector<I>& col_of) {
+  std::vector<I> new_col(a.cols), ii, jj;
+  std::vector<double> vv;
+  for (I k = 0; k < a.cols; ++k) new_col[col_of[k]] = k;
+  for (I j = 0; j < a.cols; ++j)
+    for (I p = a.col_ptr[j]; p < a.col_ptr[j + 1]; ++p) {
+      ii.push_back(row_perm[a.row_indices[p]]);
+      jj.push_back(new_col[j]);
+      vv.push_back(a.values[p]);
+    }
+  return CscMatrix<double>::from_triplets(a.rows, a.cols, ii, jj, vv);
+}
+
+TEST(SparseQR, PermutedCopyGivesSameRAndSolution) {
+  std::vector<std::pair<std::string, CscMatrix<double>>> cases;
+  for (auto& [name, a] : corpus())
+    if (name == "ash219.mtx" || name == "lp_e226_transposed.mtx") cases.emplace_back(name, a);
+  cases.emplace_back("random", random_sparse<double>(300, 150, 2, 21));
+  ASSERT_EQ(cases.size(), 3u);
+  for (const auto& [name, a] : cases) {
+    SCOPED_TRACE(name);
+    std::mt19937_64 gen(99);
+    std::vector<I> rp(a.rows), cp(a.cols);
+    std::iota(rp.begin(), rp.end(), I{0});
+    std::iota(cp.begin(), cp.end(), I{0});
+    std::shuffle(rp.begin(), rp.end(), gen);
+    std::shuffle(cp.begin(), cp.end(), gen);
+    const CscMatrix<double> s = shuffled(a, rp, cp);
+    const SparseQR<double> base(a, with_ordering(orderings().back()));
+    // The same A*Q through the copy: its column k0 is A's column cp[k0], so A's ordering q
+    // becomes q'[k] = position of q[k] in cp.
+    std::vector<I> pos(a.cols);
+    for (I k = 0; k < a.cols; ++k) pos[cp[k]] = k;
+    SparseQROptions given;
+    given.analysis.ordering = ColumnOrdering::given;
+    given.analysis.postorder_columns = false;
+    for (I k = 0; k < a.cols; ++k)
+      given.analysis.column_permutation.push_back(pos[base.column_permutation()[k]]);
+    const SparseQR<double> same(s, given);
+    EXPECT_EQ(same.nnz_r(), base.nnz_r());
+    EXPECT_EQ(same.analysis().nnz_r, base.analysis().nnz_r);
+    const Matrix<double> b = random_dense<double>(a.rows, 1, 5);
+    Matrix<double> bs(a.rows, 1);
+    for (I i = 0; i < a.rows; ++i) bs(rp[i], 0) = b(i, 0);
+    const Matrix<double> x = base.solve(b.view());
+    const double scale = 1e3 * a.cols * gpuqr::accuracy::eps<double>() / base.rcond_estimate();
+    // The same ordering through `given`, and the copy's own ordering.
+    const SparseQR<double> fresh(s, with_ordering(orderings().back()));
+    for (const SparseQR<double>* other : {&same, &fresh}) {
+      const Matrix<double> xs = other->solve(bs.view());
+      double dx = 0, nx = 0;
+      for (I k = 0; k < a.cols; ++k) {
+        dx += (xs(k, 0) - x(cp[k], 0)) * (xs(k, 0) - x(cp[k], 0));
+        nx += x(cp[k], 0) * x(cp[k], 0);
+      }
+      EXPECT_LT(std::sqrt(dx / nx), scale) << (other == &same ? "given ordering" : "own ordering");
+    }
+  }
+}
+
+TEST(SparseQR, RejectsBadInputAndReportsZeroPivots) {
+  const auto a = random_sparse<double>(30, 10, 2, 3);
+  const SparseQR<double> qr(a);
+  EXPECT_THROW(qr.solve(random_dense<double>(29, 1, 1).view()), gpuqr::InvalidArgument);
+  EXPECT_THROW(qr.solve(random_dense<double>(31, 2, 1).view()), gpuqr::InvalidArgument);
+  Matrix<double> nan = random_dense<double>(30, 1, 1);
+  nan(3, 0) = NAN;
+  EXPECT_THROW(qr.solve(nan.view()), gpuqr::InvalidArgument);
+  // m < n: factors, solve refuses.
+  const SparseQR<double> wide(transpose(a));
+  EXPECT_EQ(wide.r().rows, 30);
+  EXPECT_THROW(wide.solve(random_dense<double>(10, 1, 1).view()), gpuqr::InvalidArgument);
+  // NaN in A.
+  auto bad = a;
+  bad.values[4] = INFINITY;
+  EXPECT_THROW(SparseQR<double>{bad}, gpuqr::InvalidArgument);
+  // Column 1 empty, columns 2 and 3 identical: zero pivots; solve names the column.
+  const auto def = CscMatrix<double>::from_triplets(4, 4, {0, 1, 2, 1, 2, 3}, {0, 2, 2, 3, 3, 0},
+                                                    {1, 2, 3, 2, 3, 1});
+  SparseQROptions nat = with_ordering(ColumnOrdering::natural);
+  const SparseQR<double> dq(def, nat);
+  ASSERT_FALSE(dq.zero_pivots().empty());
+  EXPECT_EQ(dq.zero_pivots().front(), 1);
+  EXPECT_EQ(dq.rcond_estimate(), 0.0);
+  EXPECT_LT(rtr_ratio(def, dq), 30.0);
+  try {
+    dq.solve(random_dense<double>(4, 1, 1).view());
+    ADD_FAILURE() << "solve with a zero pivot did not throw";
+  } catch (const gpuqr::InvalidArgument& e) {
+    EXPECT_NE(e.message().find("original column 1"), std::string::npos) << e.message();
+  }
+  // Empty matrices.
+  const SparseQR<double> empty(CscMatrix<double>::from_triplets(3, 0, {}, {}, {}));
+  std::vector<double> res;
+  const Matrix<double> b3 = random_dense<double>(3, 1, 2);
+  const Matrix<double> x0 = empty.solve(b3.view(), &res);
+  EXPECT_EQ(x0.rows(), 0);
+  ASSERT_EQ(res.size(), 1u);
+  EXPECT_NEAR(res[0], std::sqrt(b3(0, 0) * b3(0, 0) + b3(1, 0) * b3(1, 0) + b3(2, 0) * b3(2, 0)), 1e-15);
+}
+
+}  // namespace
