@@ -35,7 +35,27 @@ expect 0 'usage: gpuqr <command>' -- --help
 expect 0 'usage: gpuqr lstsq' -- lstsq --help
 expect 0 'usage: gpuqr info' -- info --help
 expect 0 'CPU context +cpu' -- info
-expect 0 'sparse input densified \(sparse QR not yet available\)' -- lstsq "$m/ash219.mtx" --backend cpu
+# Sparse files on the CPU: sparse multifrontal QR (COLAMD, or the natural ordering with a note
+# in a build without SuiteSparse); --dense densifies; --verbose prints the analysis.
+expect 0 'method +sparse multifrontal QR \(CPU\), (COLAMD|natural column ordering)' -- lstsq "$m/ash219.mtx" --backend cpu
+expect 0 'sparse input densified \(--dense\)' -- lstsq "$m/ash219.mtx" --backend cpu --dense
+expect 0 'fronts +[0-9]+ \(largest [0-9]+ x [0-9]+\)' -- lstsq "$m/ash219.mtx" --backend cpu --verbose
+expect 0 'nnz\(R\) +[0-9]+' -- lstsq "$m/ash219.mtx" --backend cpu --verbose
+expect 0 'sparse multifrontal' -- lstsq "$m/lp_e226_transposed.mtx" --backend cpu --precision single
+error_below 1e-13 lstsq "$m/ash219.mtx" --backend cpu --dense
+error_below 1e-4 lstsq "$m/lp_e226_transposed.mtx" --backend cpu --precision single
+error_below 1e-4 lstsq "$m/lp_e226_transposed.mtx" --backend cpu --precision single --repeat 2
+# Zero pivots (structurally rank deficient: column 1 is empty): the note, then the dense path,
+# which finds R(1, 1) exactly zero: no solution, exit 1.
+printf '%%%%MatrixMarket matrix coordinate real general\n5 3 5\n1 1 1\n2 1 2\n3 3 1\n4 3 1\n5 1 1\n' > "$tmp/sd.mtx"
+expect 1 'R has 1 zero pivot \(first at column 1 of A\).*no rank detection yet; falling back to the dense path' -- lstsq "$tmp/sd.mtx" --backend cpu
+expect 1 'R\(1, 1\) is exactly zero' -- lstsq "$tmp/sd.mtx" --backend cpu
+# ... with b given, the fallback happens at the timed factorization (single precision too).
+printf '%%%%MatrixMarket matrix array real general\n5 1\n1\n2\n3\n4\n5\n' > "$tmp/b5.mtx"
+expect 1 'falling back to the dense path' -- lstsq "$tmp/sd.mtx" "$tmp/b5.mtx" --backend cpu --precision single
+# A shipped matrix with zero pivots (Ragusa16: column 0 is zero).
+expect 1 'zero pivots.*falling back to the dense path' -- lstsq "$m/Ragusa16.mtx" --backend cpu
+expect 2 'option --dense takes no value' -- lstsq "$m/ash219.mtx" --dense=1
 expect 0 '219 x 85, coordinate pattern general, 438 nonzeros' -- lstsq "$m/ash219.mtx" --backend cpu
 error_below 1e-13 lstsq "$m/ash219.mtx" --backend cpu
 error_below 1e-5 lstsq "$m/ash219.mtx" --backend cpu --precision single
