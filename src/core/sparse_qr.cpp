@@ -167,10 +167,35 @@ SparseQR<T>::SparseQR(const CscMatrix<T>& a, const SparseQROptions& options) {
     }
     for (I t = 0; t < ncols; ++t) pos[f.cols[t]] = -1;
 
-    // Dense QR of the whole front.
+    // Staircase QR of the front. With the rows in key order, column j is nonzero only in the
+    // first stair[j] rows (those whose leftmost column is <= j), and a reflector of column j
+    // touches no row below stair[j]. So a block of columns [c0, c1) is factored, and applied
+    // to the columns right of it, on rows [c0, stair[c1 - 1]) alone: the zeros below the
+    // staircase are never computed on (they stay exact zeros in V, so applying the whole
+    // front's reflectors later, as solve does, gives the same result).
     const I k = std::min(f.rows, ncols);
     out.tau.assign(static_cast<std::size_t>(k), T(0));
-    if (k > 0) geqrf<T>(ctx, out.qr.view(), VectorView<T>(out.tau.data(), k));
+    std::vector<I> stair(static_cast<std::size_t>(ncols));
+    for (I j = 0, r = 0; j < ncols; ++j) {
+      while (r < f.rows && key[out.row_source[r]] <= j) ++r;
+      stair[j] = r;
+    }
+    // 64 columns per block, measured on Groebner and Franz6 (2 cores): 32 is 2x slower than the
+    // unblocked front (LAPACK's per-call costs), 64 the fastest, 128-256 within 10% of it.
+    constexpr I block = 64;
+    for (I c0 = 0; c0 < k; c0 += block) {
+      const I c1 = std::min(c0 + block, k);
+      const I height = std::max(stair[c1 - 1], c0) - c0;
+      if (height == 0) continue;  // no row reaches these columns: H = I, tau stays 0
+      const I kb = std::min(height, c1 - c0);
+      VectorView<T> tau_block(out.tau.data() + c0, kb);
+      geqrf<T>(ctx, out.qr.view().block(c0, c0, height, c1 - c0), tau_block);
+      if (c1 < ncols) {
+        ormqr<T>(ctx, Side::left, Op::trans,
+                 MatrixView<const T>(out.qr.view().block(c0, c0, height, kb)),
+                 VectorView<const T>(tau_block), out.qr.view().block(c0, c1, height, ncols - c1));
+      }
+    }
 
     // Pivot rows of R (exact zeros dropped, diagonal kept); missing ones are zero rows.
     // While every pivot so far is nonzero, R's rows are those of the Cholesky factor of
