@@ -26,6 +26,10 @@
 #include "tests/support/generators.hpp"
 #include "tests/support/ratios.hpp"
 
+#ifdef GPUQR_TEST_WITH_SPQR
+#include <SuiteSparseQR_C.h>
+#endif
+
 #ifndef GPUQR_DATA_DIR
 #error "GPUQR_DATA_DIR must name the repository's data/ folder"
 #endif
@@ -553,10 +557,13 @@ TEST(SparseQR, RejectsBadInputAndReportsZeroPivots) {
   auto bad = a;
   bad.values[4] = INFINITY;
   EXPECT_THROW(SparseQR<double>{bad}, gpuqr::InvalidArgument);
-  // Column 1 empty, columns 2 and 3 identical: zero pivots; solve names the column.
+  // Column 1 empty, columns 2 and 3 identical: zero pivots. Without rank detection solve
+  // names the column; with it (the default) column 1 and one of 2, 3 are dead and solve
+  // returns the basic solution.
   const auto def = CscMatrix<double>::from_triplets(4, 4, {0, 1, 2, 1, 2, 3}, {0, 2, 2, 3, 3, 0},
                                                     {1, 2, 3, 2, 3, 1});
   SparseQROptions nat = with_ordering(ColumnOrdering::natural);
+  nat.tolerance = -1;
   const SparseQR<double> dq(def, nat);
   ASSERT_FALSE(dq.zero_pivots().empty());
   EXPECT_EQ(dq.zero_pivots().front(), 1);
@@ -568,6 +575,15 @@ TEST(SparseQR, RejectsBadInputAndReportsZeroPivots) {
   } catch (const gpuqr::InvalidArgument& e) {
     EXPECT_NE(e.message().find("original column 1"), std::string::npos) << e.message();
   }
+  nat.tolerance = -2;
+  const SparseQR<double> dr(def, nat);
+  EXPECT_EQ(dr.rank(), 2);
+  ASSERT_EQ(dr.dead_columns().size(), 2u);
+  EXPECT_EQ(dr.dead_columns().front(), 1);
+  EXPECT_LT(rtr_ratio(def, dr), 30.0);
+  const Matrix<double> x = dr.solve(random_dense<double>(4, 1, 1).view());
+  EXPECT_EQ(x(1, 0), 0.0);
+  EXPECT_TRUE(x(2, 0) == 0.0 || x(3, 0) == 0.0);
   // Empty matrices.
   const SparseQR<double> empty(CscMatrix<double>::from_triplets(3, 0, {}, {}, {}));
   std::vector<double> res;
@@ -576,6 +592,177 @@ TEST(SparseQR, RejectsBadInputAndReportsZeroPivots) {
   EXPECT_EQ(x0.rows(), 0);
   ASSERT_EQ(res.size(), 1u);
   EXPECT_NEAR(res[0], std::sqrt(b3(0, 0) * b3(0, 0) + b3(1, 0) * b3(1, 0) + b3(2, 0) * b3(2, 0)), 1e-15);
+}
+
+/// Dense minimum-residual least squares by LAPACKE_dgelsd with rcond: ||b - A x|| per column
+/// and the effective rank.
+std::vector<double> dense_min_residual(const Matrix<double>& a, const Matrix<double>& b,
+                                       double rcond, I* rank) {
+  const I m = a.rows(), n = a.cols(), nrhs = b.cols();
+  Matrix<double> ac = a.clone(), bc(std::max(m, n), nrhs);
+  for (I j = 0; j < nrhs; ++j)
+    for (I i = 0; i < m; ++i) bc(i, j) = b(i, j);
+  std::vector<double> s(std::min(m, n));
+  lapack_int r = 0;
+  const int info = LAPACKE_dgelsd(LAPACK_COL_MAJOR, m, n, nrhs, ac.data(), ac.ld(), bc.data(),
+                                  bc.ld(), s.data(), rcond, &r);
+  EXPECT_EQ(info, 0);
+  *rank = r;
+  std::vector<double> out;
+  for (I j = 0; j < nrhs; ++j) {
+    Matrix<double> xj(n, 1);
+    for (I i = 0; i < n; ++i) xj(i, 0) = bc(i, j);
+    out.push_back(gpuqr::accuracy::residual_norm<double>(a.view(), xj.view().col(0), b.view().col(j)));
+  }
+  return out;
+}
+
+/// The basic solution of a rank-deficient problem: ||A^T r||_2 / ((m + n) eps ||A||_F ||r||_2)
+/// (the dropped columns have norm <= tol = 20 (m + n) eps max ||A(:, j)||), and ||r|| against
+/// dgelsd's minimum residual with rcond = tol / ||A||_2 (unique up to the dropped part).
+/// Returns the optimality ratio.
+double check_basic_solution(const CscMatrix<double>& a, const SparseQR<double>& qr, I* dense_rank,
+                            double* res_diff) {
+  const I m = a.rows, n = a.cols;
+  const Matrix<double> b = random_dense<double>(m, 1, 17 + n);
+  std::vector<double> res;
+  const Matrix<double> x = qr.solve(b.view(), &res);
+  for (const I k : qr.dead_columns()) EXPECT_EQ(x(k, 0), 0.0) << "dead column " << k;
+  std::vector<double> xv(n), bv(m);
+  for (I i = 0; i < n; ++i) xv[i] = x(i, 0);
+  for (I i = 0; i < m; ++i) bv[i] = b(i, 0);
+  std::vector<double> r = spmv(a, xv);
+  double rn = 0, atr = 0, xn = 0;
+  for (I i = 0; i < m; ++i) r[i] = bv[i] - r[i], rn += r[i] * r[i];
+  for (I j = 0; j < n; ++j) {
+    double s = 0;
+    for (I p = a.col_ptr[j]; p < a.col_ptr[j + 1]; ++p) s += a.values[p] * r[a.row_indices[p]];
+    atr += s * s;
+    xn += xv[j] * xv[j];
+  }
+  rn = std::sqrt(rn), atr = std::sqrt(atr), xn = std::sqrt(xn);
+  const Matrix<double> ad = a.to_dense();
+  const double an = frob(ad), eps = gpuqr::accuracy::eps<double>();
+  const double opt = atr / (static_cast<double>(m + n) * eps * an * rn);
+  EXPECT_LT(opt, 100.0) << "basic solution not optimal";
+  EXPECT_NEAR(res[0], rn, 1e2 * static_cast<double>(m + n) * eps * (frob(b) + an * xn));
+  // ||A||_2 from the largest singular value.
+  Matrix<double> ac = ad.clone();
+  std::vector<double> sv(std::min(m, n));
+  LAPACKE_dgesdd(LAPACK_COL_MAJOR, 'N', m, n, ac.data(), ac.ld(), sv.data(), nullptr, 1, nullptr, 1);
+  const double a2 = sv.empty() ? 0 : sv[0];
+  const std::vector<double> want = dense_min_residual(ad, b, a2 > 0 ? qr.tolerance() / a2 : -1, dense_rank);
+  *res_diff = std::abs(rn - want[0]) / (frob(b) + an * xn);
+  // The dropped part E has ||E|| <= tol sqrt(#dead): the residuals agree to ||E|| ||x||.
+  EXPECT_LE(std::abs(rn - want[0]),
+            1e2 * static_cast<double>(m + n) * eps * (frob(b) + an * xn) +
+                qr.tolerance() * std::sqrt(static_cast<double>(n - qr.rank()) + 1) * xn)
+      << "residual " << rn << " vs dgelsd's " << want[0];
+  return opt;
+}
+
+#ifdef GPUQR_TEST_WITH_SPQR
+/// SuiteSparseQR's numerical rank of A (COLAMD, its default tolerance), -1 on failure.
+I spqr_rank(const CscMatrix<double>& a) {
+  cholmod_common cc;
+  cholmod_l_start(&cc);
+  cholmod_sparse* A = cholmod_l_allocate_sparse(a.rows, a.cols, a.nnz(), 1, 1, 0, CHOLMOD_REAL, &cc);
+  auto* ap = static_cast<SuiteSparse_long*>(A->p);
+  auto* ai = static_cast<SuiteSparse_long*>(A->i);
+  auto* ax = static_cast<double*>(A->x);
+  for (I j = 0; j <= a.cols; ++j) ap[j] = a.col_ptr[j];
+  for (I p = 0; p < a.nnz(); ++p) ai[p] = a.row_indices[p], ax[p] = a.values[p];
+  cholmod_sparse* R = nullptr;
+  SuiteSparse_long* E = nullptr;
+  const SuiteSparse_long rank = SuiteSparseQR_C(SPQR_ORDERING_COLAMD, SPQR_DEFAULT_TOL, a.rows, 0,
+                                                A, nullptr, nullptr, nullptr, nullptr, &R, &E,
+                                                nullptr, nullptr, nullptr, &cc);
+  if (R) cholmod_l_free_sparse(&R, &cc);
+  if (E) cholmod_l_free(a.cols, sizeof(SuiteSparse_long), E, &cc);
+  cholmod_l_free_sparse(&A, &cc);
+  cholmod_l_finish(&cc);
+  return rank;
+}
+#endif
+
+// Rank detection on the corpus (each matrix and, when wide, its transpose): the rank against
+// SuiteSparseQR's (same default tolerance, COLAMD) when it is available, and for tall
+// rank-deficient problems the basic solution's optimality and residual against dgelsd.
+TEST(SparseQR, RankDetectionOnDataMatrices) {
+  int deficient = 0;
+  for (const auto& [name, a0] : corpus()) {
+    for (int t = 0; t < 2; ++t) {
+      const CscMatrix<double> a = t == 0 ? a0 : transpose(a0);
+      if (t == 1 && a0.rows >= a0.cols) continue;
+      if (a.cols == 0) continue;
+      SCOPED_TRACE(name + (t ? " transposed" : ""));
+      const SparseQR<double> qr(a, with_ordering(orderings().back()));
+      EXPECT_EQ(qr.rank() + static_cast<I>(qr.dead_columns().size()), a.cols);
+      EXPECT_LE(qr.rank(), std::min(a.rows, a.cols));
+      EXPECT_LT(gpuqr::testing::track("sparse_rtr", rtr_ratio(a, qr)), 30.0);
+      I spqr = -1;
+#ifdef GPUQR_TEST_WITH_SPQR
+      spqr = spqr_rank(a);
+      if (gpuqr::sparse_orderings_available()) EXPECT_EQ(qr.rank(), spqr) << "rank vs SuiteSparseQR";
+#endif
+      I drank = -1;
+      double opt = 0, rd = 0;
+      if (a.rows >= a.cols && qr.rank() < a.cols) {
+        opt = check_basic_solution(a, qr, &drank, &rd);
+        ++deficient;
+      }
+      std::printf("[ RANK     ] %-26s %4lld x %-4lld tol %.2e rank %4lld spqr %4lld dgelsd %4lld "
+                  "opt %.3g res diff %.2g\n",
+                  (name + (t ? "^T" : "")).c_str(), static_cast<long long>(a.rows),
+                  static_cast<long long>(a.cols), qr.tolerance(), static_cast<long long>(qr.rank()),
+                  static_cast<long long>(spqr), static_cast<long long>(drank), opt, rd);
+    }
+  }
+  EXPECT_GE(deficient, 1);
+}
+
+// A tall matrix with an exactly dependent column (column 5 = column 2 - 3 column 7) has rank
+// n - 1, in double and float; a full-rank one is unchanged with the tolerance off.
+TEST(SparseQR, DependentColumnGivesRankNMinusOne) {
+  const auto base = random_sparse<double>(200, 60, 3, 77);
+  std::vector<I> ii, jj;
+  std::vector<double> vv;
+  for (I j = 0; j < base.cols; ++j) {
+    const I src = j == 5 ? -1 : j;
+    if (src >= 0)
+      for (I p = base.col_ptr[j]; p < base.col_ptr[j + 1]; ++p)
+        ii.push_back(base.row_indices[p]), jj.push_back(j), vv.push_back(base.values[p]);
+  }
+  for (const auto [c, f] : {std::pair<I, double>{2, 1.0}, {7, -3.0}})
+    for (I p = base.col_ptr[c]; p < base.col_ptr[c + 1]; ++p)
+      ii.push_back(base.row_indices[p]), jj.push_back(5), vv.push_back(f * base.values[p]);
+  const auto a = CscMatrix<double>::from_triplets(base.rows, base.cols, ii, jj, vv);
+  for (const ColumnOrdering ord : orderings()) {
+    SCOPED_TRACE(name_of(ord));
+    const SparseQR<double> qr(a, with_ordering(ord));
+    EXPECT_EQ(qr.rank(), a.cols - 1);
+    ASSERT_EQ(qr.dead_columns().size(), 1u);
+    const I dead = qr.dead_columns()[0];
+    EXPECT_TRUE(dead == 2 || dead == 5 || dead == 7) << dead;
+    EXPECT_LT(rtr_ratio(a, qr), 30.0);
+    I drank = 0;
+    double rd = 0;
+    check_basic_solution(a, qr, &drank, &rd);
+    EXPECT_EQ(drank, a.cols - 1);
+    const SparseQR<float> qf(a.cast<float>(), with_ordering(ord));
+    EXPECT_EQ(qf.rank(), a.cols - 1);
+    // Tolerance none: exact arithmetic would give a zero pivot, rounding does not.
+    SparseQROptions none = with_ordering(ord);
+    none.tolerance = -1;
+    EXPECT_LT(SparseQR<double>(a, none).tolerance(), 0.0);
+    // Full rank: the same solution with and without rank detection.
+    const SparseQR<double> f1(base, with_ordering(ord)), f2(base, none);
+    EXPECT_EQ(f1.rank(), base.cols);
+    EXPECT_EQ(f2.rank(), base.cols);
+    const Matrix<double> b = random_dense<double>(base.rows, 1, 3);
+    const Matrix<double> x1 = f1.solve(b.view()), x2 = f2.solve(b.view());
+    for (I i = 0; i < base.cols; ++i) EXPECT_NEAR(x1(i, 0), x2(i, 0), 1e-10 * (1 + std::abs(x2(i, 0))));
+  }
 }
 
 }  // namespace

@@ -12,9 +12,17 @@
 // One factorization serves any number of solves. (SuiteSparseQR's Q-less mode, where B is
 // carried along as extra columns of every front, is not implemented.)
 //
-// No rank detection with a tolerance: R is that of A*Q computed without pivoting. Structurally
-// (a front with fewer rows than pivots) or exactly (a zero Householder column) missing pivots
-// leave R(k, k) == 0; see zero_pivots() and solve().
+// Rank detection as SuiteSparseQR does it (Heath's method): with a tolerance tol >= 0 (by
+// default SuiteSparseQR's 20 (m + n) eps max_j ||A(:, j)||_2), a pivot column whose norm over
+// the rows still available in its front (at and below the front's next pivot row) is <= tol
+// is "dead": that part of it is dropped (set to zero), it gets no Householder reflector and no
+// R row (R(k, k) = 0 and row k of R is empty), and the front's next pivot column uses the same
+// row. A front with d dead columns therefore passes up to d more rows to its parent than the
+// analysis predicted (FrontInfo::rows and cb_rows are hints then, not the sizes used). Pivot
+// columns are factored one by one (BLAS-2) when rank detection is on; with the tolerance off
+// (SparseQROptions::tolerance < 0, other than -2) the 64-column blocked path is used and only
+// exact zero pivots are reported (R(k, k) == 0 of the unpivoted QR; solve() then throws).
+// With rank detection, solve() returns the basic solution (x = 0 on the dead columns).
 #pragma once
 
 #include <cstdint>
@@ -30,6 +38,10 @@ namespace gpuqr {
 struct SparseQROptions {
   /// Options of the symbolic analysis (ordering, amalgamation).
   SparseAnalysisOptions analysis;
+  /// Rank-detection tolerance, as SuiteSparseQR's tol: -2 (the default) picks
+  /// 20 (m + n) eps max_j ||A(:, j)||_2 (eps of T); any other negative value turns rank
+  /// detection off; a value >= 0 is used as given (0 drops only exactly zero columns).
+  double tolerance = -2;
 };
 
 /// The multifrontal QR factorization A Q = Q_H R of a sparse m x n matrix (any m, n) on the
@@ -59,9 +71,20 @@ class SparseQR {
     return analysis_.column_permutation;
   }
 
-  /// Permuted columns k with R(k, k) == 0, ascending (empty for a factorization of full rank
-  /// as far as exact zeros tell; no tolerance is applied).
+  /// Permuted columns k with R(k, k) == 0, ascending: with rank detection the dead columns
+  /// (permuted indices); without it the exact zero pivots of the unpivoted QR.
   const std::vector<std::int64_t>& zero_pivots() const noexcept { return zero_pivots_; }
+
+  /// The same columns as zero_pivots() in original indices (column q[k] of A), ascending.
+  std::vector<std::int64_t> dead_columns() const;
+
+  /// Numerical rank: n minus the dead columns (minus the zero pivots without rank detection).
+  std::int64_t rank() const noexcept {
+    return cols() - static_cast<std::int64_t>(zero_pivots_.size());
+  }
+
+  /// The tolerance used (negative: rank detection off).
+  double tolerance() const noexcept { return tol_; }
 
   /// min |R(k,k)| / max |R(k,k)| (0 with a zero pivot, 1 for n = 0): a cheap, rough
   /// indicator of 1/cond(A), as LstsqInfo::rcond_estimate.
@@ -71,9 +94,12 @@ class SparseQR {
   /// memory), with the column permutation undone. Q^T B is formed front by front with the
   /// kept reflectors, then R Z = (Q^T B)(0:n) is solved by sparse back substitution and
   /// X(q[k], :) = Z(k, :). `residual_norms` (optional) receives ||B(:, j) - A X(:, j)||_2 from
-  /// the parts of Q^T B that R does not reach. Throws InvalidArgument when B's rows differ
-  /// from m, B is not on the host, m < n (no minimum-norm solve yet), or R has a zero pivot
-  /// (the message names the original column; see zero_pivots()).
+  /// the parts of Q^T B that R does not reach. With rank detection and rank() < n, X is the
+  /// basic solution: X(q[k], :) = 0 for the dead columns k, the others from the live part of
+  /// R (the residual norms are then those of that solution, up to the dropped parts of A,
+  /// whose column norms are <= tolerance()). Throws InvalidArgument when B's rows differ
+  /// from m, B is not on the host, m < n (no minimum-norm solve yet), or, without rank
+  /// detection, R has a zero pivot (the message names the original column; see zero_pivots()).
   Matrix<T> solve(MatrixView<const T> b, std::vector<double>* residual_norms = nullptr) const;
 
   /// Entries of R stored by r() (the diagonal always counts).
@@ -82,10 +108,16 @@ class SparseQR {
  private:
   /// One factored front: geqrf's output on the staircase-sorted front, its tau, and where
   /// each front row came from (index into [a_rows, child 0's CB rows, child 1's, ...]).
+  /// With dead columns, qr's reflector columns are compacted (the dead pivot columns
+  /// removed) so that reflector t sits in column t from row t, as geqrf leaves them.
   struct Front {
     Matrix<T> qr;
     std::vector<T> tau;
     std::vector<std::int64_t> row_source;
+    std::int64_t rows = 0;     ///< front rows actually assembled
+    std::int64_t live = 0;     ///< front rows holding pivot rows of R (0..live-1)
+    std::int64_t cb_rows = 0;  ///< contribution block rows: live..live+cb_rows-1
+    std::vector<std::int64_t> pivot_row;  ///< per pivot: its front row, -1 when missing/dead
   };
 
   SparseAnalysis analysis_;
@@ -96,6 +128,7 @@ class SparseQR {
   std::vector<std::int64_t> r_cols_;
   std::vector<T> r_values_;
   std::vector<std::int64_t> zero_pivots_;
+  double tol_ = -1;
 };
 
 }  // namespace gpuqr

@@ -2,8 +2,12 @@
 // and the least-squares solve with the kept per-front Householder reflectors.
 #include "gpuqr/sparse_qr.hpp"
 
+#include <cblas.h>
+#include <lapacke.h>
+
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numeric>
 #include <string>
 
@@ -90,6 +94,30 @@ class RowStructure {
   std::vector<I> mark_, head_, next_;
 };
 
+// BLAS/LAPACK for the unblocked rank-detecting pivot columns.
+inline double nrm2(I n, const float* x) { return cblas_snrm2(static_cast<int>(n), x, 1); }
+inline double nrm2(I n, const double* x) { return cblas_dnrm2(static_cast<int>(n), x, 1); }
+inline void larfg(I n, float* alpha, float* x, float* tau) {
+  LAPACKE_slarfg(static_cast<lapack_int>(n), alpha, x, 1, tau);
+}
+inline void larfg(I n, double* alpha, double* x, double* tau) {
+  LAPACKE_dlarfg(static_cast<lapack_int>(n), alpha, x, 1, tau);
+}
+/// C := (I - tau v v^T) C for C m x n (ld ldc), v of length m with v[0] == 1 stored.
+inline void apply_reflector(I m, I n, const float* v, float tau, float* c, I ldc, float* work) {
+  cblas_sgemv(CblasColMajor, CblasTrans, static_cast<int>(m), static_cast<int>(n), 1.0f, c,
+              static_cast<int>(ldc), v, 1, 0.0f, work, 1);
+  cblas_sger(CblasColMajor, static_cast<int>(m), static_cast<int>(n), -tau, v, 1, work, 1, c,
+             static_cast<int>(ldc));
+}
+inline void apply_reflector(I m, I n, const double* v, double tau, double* c, I ldc,
+                            double* work) {
+  cblas_dgemv(CblasColMajor, CblasTrans, static_cast<int>(m), static_cast<int>(n), 1.0, c,
+              static_cast<int>(ldc), v, 1, 0.0, work, 1);
+  cblas_dger(CblasColMajor, static_cast<int>(m), static_cast<int>(n), -tau, v, 1, work, 1, c,
+             static_cast<int>(ldc));
+}
+
 }  // namespace
 }  // namespace detail
 
@@ -103,6 +131,21 @@ SparseQR<T>::SparseQR(const CscMatrix<T>& a, const SparseQROptions& options) {
   }
   analysis_ = analyze_sparse_qr(a, options.analysis);
   const I n = a.cols;
+  // SuiteSparseQR's tolerance: 20 (m + n) eps max_j ||A(:, j)||_2 by default (-2).
+  if (options.tolerance == -2) {
+    double maxnorm = 0;
+    for (I j = 0; j < n; ++j) {
+      double s2 = 0;
+      for (I p = a.col_ptr[j]; p < a.col_ptr[j + 1]; ++p)
+        s2 += static_cast<double>(a.values[p]) * static_cast<double>(a.values[p]);
+      maxnorm = std::max(maxnorm, std::sqrt(s2));
+    }
+    tol_ = 20.0 * static_cast<double>(a.rows + n) *
+           static_cast<double>(std::numeric_limits<T>::epsilon()) * maxnorm;
+  } else {
+    tol_ = options.tolerance < 0 ? -1.0 : options.tolerance;
+  }
+  const bool detect = tol_ >= 0;
   const std::vector<I>& q = analysis_.column_permutation;
   const detail::RowsOfAQ<T> aq = detail::rows_of_aq(a, q);
   detail::RowStructure<T> structure(analysis_, aq);
@@ -114,6 +157,7 @@ SparseQR<T>::SparseQR(const CscMatrix<T>& a, const SparseQROptions& options) {
   fronts_.resize(nf);
   std::vector<Matrix<T>> cb(nf);  // contribution blocks waiting for their parent
   std::vector<I> pos(n, -1);      // permuted column -> position in the current front
+  std::vector<T> work;
   r_row_ptr_.assign(1, 0);
   r_row_ptr_.reserve(n + 1);
 
@@ -124,26 +168,32 @@ SparseQR<T>::SparseQR(const CscMatrix<T>& a, const SparseQROptions& options) {
     const I na = static_cast<I>(f.a_rows.size());
     for (I t = 0; t < ncols; ++t) pos[f.cols[t]] = t;
 
+    // The front's rows: its A rows and its children's actual contribution blocks (with dead
+    // columns below, these hold more rows than the analysis counted).
+    I rows = na;
+    for (const I ci : f.children) rows += cb[ci].rows();
+    if (!detect && rows != f.rows)
+      GPUQR_THROW(Error, "SparseQR: front row count disagrees with the analysis");
+    out.rows = rows;
+
     // Staircase order: each stacked row ([a_rows, child CB rows...]) keyed by its leftmost
     // front column; a stable sort keeps ties in stacking order.
     std::vector<I> key;
-    key.reserve(f.rows);
+    key.reserve(rows);
     for (const I i : f.a_rows) key.push_back(pos[analysis_.row_leftmost[i]]);
     for (std::size_t c = 0; c < f.children.size(); ++c) {
-      const FrontInfo& child = analysis_.fronts[f.children[c]];
-      for (I r = 0; r < child.cb_rows; ++r) key.push_back(f.child_col_map[c][r]);
+      const I crows = cb[f.children[c]].rows();
+      for (I r = 0; r < crows; ++r) key.push_back(f.child_col_map[c][r]);
     }
-    if (static_cast<I>(key.size()) != f.rows)
-      GPUQR_THROW(Error, "SparseQR: front row count disagrees with the analysis");
-    out.row_source.resize(f.rows);
+    out.row_source.resize(rows);
     std::iota(out.row_source.begin(), out.row_source.end(), I{0});
     std::stable_sort(out.row_source.begin(), out.row_source.end(),
                      [&key](I x, I y) { return key[x] < key[y]; });
-    std::vector<I> row_at(f.rows);  // stacked row -> front row
-    for (I r = 0; r < f.rows; ++r) row_at[out.row_source[r]] = r;
+    std::vector<I> row_at(rows);  // stacked row -> front row
+    for (I r = 0; r < rows; ++r) row_at[out.row_source[r]] = r;
 
     // Assemble the zeroed front.
-    out.qr = Matrix<T>(f.rows, ncols);
+    out.qr = Matrix<T>(rows, ncols);
     std::fill(out.qr.data(), out.qr.data() + out.qr.ld() * ncols, T(0));
     for (I s = 0; s < na; ++s) {
       const I i = f.a_rows[s], r = row_at[s];
@@ -169,52 +219,117 @@ SparseQR<T>::SparseQR(const CscMatrix<T>& a, const SparseQROptions& options) {
 
     // Staircase QR of the front. With the rows in key order, column j is nonzero only in the
     // first stair[j] rows (those whose leftmost column is <= j), and a reflector of column j
-    // touches no row below stair[j]. So a block of columns [c0, c1) is factored, and applied
-    // to the columns right of it, on rows [c0, stair[c1 - 1]) alone: the zeros below the
-    // staircase are never computed on (they stay exact zeros in V, so applying the whole
-    // front's reflectors later, as solve does, gives the same result).
-    const I k = std::min(f.rows, ncols);
-    out.tau.assign(static_cast<std::size_t>(k), T(0));
+    // touches no row below stair[j]. So a block of columns [c0, c1) whose first reflector
+    // sits in row r0 is factored, and applied to the columns right of it, on rows
+    // [r0, stair[c1 - 1]) alone: the zeros below the staircase are never computed on (they
+    // stay exact zeros in V, so applying the whole front's reflectors later, as solve does,
+    // gives the same result).
     std::vector<I> stair(static_cast<std::size_t>(ncols));
     for (I j = 0, r = 0; j < ncols; ++j) {
-      while (r < f.rows && key[out.row_source[r]] <= j) ++r;
+      while (r < rows && key[out.row_source[r]] <= j) ++r;
       stair[j] = r;
     }
+    out.tau.assign(static_cast<std::size_t>(std::min(rows, ncols)), T(0));
+    out.pivot_row.assign(static_cast<std::size_t>(f.npiv), -1);
+    // Blocked geqrf + ormqr of the columns [c_begin, c_end), the first one's reflector in row
+    // r_begin (each next column one row lower).
     // 64 columns per block, measured on Groebner and Franz6 (2 cores): 32 is 2x slower than the
     // unblocked front (LAPACK's per-call costs), 64 the fastest, 128-256 within 10% of it.
-    constexpr I block = 64;
-    for (I c0 = 0; c0 < k; c0 += block) {
-      const I c1 = std::min(c0 + block, k);
-      const I height = std::max(stair[c1 - 1], c0) - c0;
-      if (height == 0) continue;  // no row reaches these columns: H = I, tau stays 0
-      const I kb = std::min(height, c1 - c0);
-      VectorView<T> tau_block(out.tau.data() + c0, kb);
-      geqrf<T>(ctx, out.qr.view().block(c0, c0, height, c1 - c0), tau_block);
-      if (c1 < ncols) {
-        ormqr<T>(ctx, Side::left, Op::trans,
-                 MatrixView<const T>(out.qr.view().block(c0, c0, height, kb)),
-                 VectorView<const T>(tau_block), out.qr.view().block(c0, c1, height, ncols - c1));
+    auto blocked = [&](I c_begin, I c_end, I r_begin) {
+      constexpr I block = 64;
+      for (I c0 = c_begin; c0 < c_end; c0 += block) {
+        const I c1 = std::min(c0 + block, c_end);
+        const I r0 = r_begin + (c0 - c_begin);
+        const I height = std::max(stair[c1 - 1], r0) - r0;
+        if (height == 0) continue;  // no row reaches these columns: H = I, tau stays 0
+        const I kb = std::min(height, c1 - c0);
+        VectorView<T> tau_block(out.tau.data() + r0, kb);
+        geqrf<T>(ctx, out.qr.view().block(r0, c0, height, c1 - c0), tau_block);
+        if (c1 < ncols) {
+          ormqr<T>(ctx, Side::left, Op::trans,
+                   MatrixView<const T>(out.qr.view().block(r0, c0, height, kb)),
+                   VectorView<const T>(tau_block), out.qr.view().block(r0, c1, height, ncols - c1));
+        }
       }
+    };
+    I live = 0;
+    if (!detect) {
+      blocked(0, std::min(rows, ncols), 0);
+      live = std::min(rows, f.npiv);
+      for (I i = 0; i < live; ++i) out.pivot_row[i] = i;
+    } else {
+      // Pivot columns one by one within panels of 64 (Heath's method, as SuiteSparseQR):
+      // column j's norm over rows [live, stair[j]) decides; a dead column is zeroed there and
+      // the next pivot takes the same row. A live column's reflector (larfg) is applied at
+      // once to the rest of its panel (BLAS-2); the panel's live reflectors, copied together
+      // into V (reflector t's head in row t, as geqrf leaves them), are then applied to the
+      // columns right of the panel by ormqr (blocked), on rows [first row, stair) alone.
+      constexpr I panel = 64;
+      work.resize(static_cast<std::size_t>(panel));
+      const I ld = out.qr.ld();
+      std::vector<I> live_cols;
+      for (I c0 = 0; c0 < f.npiv; c0 += panel) {
+        const I c1 = std::min(c0 + panel, f.npiv);
+        const I r0 = live;
+        live_cols.clear();
+        for (I j = c0; j < c1; ++j) {
+          const I len = stair[j] - live;
+          if (len <= 0) continue;  // no row left: dead (norm 0)
+          T* col = out.qr.data() + live + j * ld;
+          if (detail::nrm2(len, col) <= tol_) {
+            std::fill(col, col + len, T(0));
+            continue;
+          }
+          T beta = col[0], tau = T(0);
+          detail::larfg(len, &beta, col + 1, &tau);
+          if (tau != T(0) && j + 1 < c1) {
+            col[0] = T(1);
+            detail::apply_reflector(len, c1 - j - 1, col, tau, col + ld, ld, work.data());
+          }
+          col[0] = beta;
+          out.tau[live] = tau;
+          out.pivot_row[j] = live++;
+          live_cols.push_back(j);
+        }
+        const I nl = live - r0;
+        if (nl == 0 || c1 >= ncols) continue;
+        const I h = stair[c1 - 1] - r0;  // >= nl: every live reflector has a row below its head
+        Matrix<T> v(h, nl);
+        for (I t = 0; t < nl; ++t)
+          std::copy(out.qr.data() + r0 + live_cols[t] * ld,
+                    out.qr.data() + r0 + live_cols[t] * ld + h, v.data() + t * v.ld());
+        ormqr<T>(ctx, Side::left, Op::trans, MatrixView<const T>(v.view()),
+                 VectorView<const T>(out.tau.data() + r0, nl),
+                 out.qr.view().block(r0, c1, h, ncols - c1));
+      }
+      // The contribution-block columns: blocked, from row `live` on.
+      const I kcb = std::min(rows - live, f.cb_cols);
+      if (kcb > 0) blocked(f.npiv, f.npiv + kcb, live);
     }
+    out.live = live;
+    out.cb_rows = std::max<I>(0, std::min(rows - live, f.cb_cols));
+    if (!detect && out.cb_rows != f.cb_rows)
+      GPUQR_THROW(Error, "SparseQR: contribution block size disagrees with the analysis");
 
-    // Pivot rows of R (exact zeros dropped, diagonal kept); missing ones are zero rows.
-    // While every pivot so far is nonzero, R's rows are those of the Cholesky factor of
+    // Pivot rows of R (exact zeros dropped, diagonal kept); missing or dead ones are zero
+    // rows. While every pivot so far is nonzero, R's rows are those of the Cholesky factor of
     // (AQ)^T(AQ) up to signs, whose structure (RowStructure) bounds them: entries outside it
     // are rounding noise of the dense front QR (relaxed fronts hold structural zeros) and are
-    // dropped. After a zero pivot no such bound holds and every nonzero is kept.
+    // dropped. After a zero or dead pivot no such bound holds and every nonzero is kept.
     rows_at_pivot.assign(static_cast<std::size_t>(f.npiv), {});
     for (const I i : f.a_rows) rows_at_pivot[analysis_.row_leftmost[i] - f.first_pivot].push_back(i);
     for (I i = 0; i < f.npiv; ++i) {
       const I row = f.first_pivot + i;
-      const T diag = i < f.rows ? out.qr(i, i) : T(0);
+      const I pr = out.pivot_row[i];
+      const T diag = pr >= 0 ? out.qr(pr, i) : T(0);
       r_cols_.push_back(row);
       r_values_.push_back(diag);
       if (diag == T(0)) zero_pivots_.push_back(row);
       structure.compute(row, rows_at_pivot[i]);
       const bool bounded = zero_pivots_.empty();
-      if (i < f.rows) {
+      if (pr >= 0) {
         for (I t = i + 1; t < ncols; ++t) {
-          const T v = out.qr(i, t);
+          const T v = out.qr(pr, t);
           if (v != T(0) && (!bounded || structure.in_row(f.cols[t], row))) {
             r_cols_.push_back(f.cols[t]);
             r_values_.push_back(v);
@@ -224,20 +339,44 @@ SparseQR<T>::SparseQR(const CscMatrix<T>& a, const SparseQROptions& options) {
       r_row_ptr_.push_back(static_cast<I>(r_cols_.size()));
     }
 
-    // Contribution block: rows npiv .. npiv + cb_rows - 1 of R, columns npiv.., upper
+    // Contribution block: front rows live .. live + cb_rows - 1, columns npiv.., upper
     // trapezoidal (the reflectors below its diagonal are not copied).
-    if (f.cb_rows != std::max<I>(0, k - f.npiv))
-      GPUQR_THROW(Error, "SparseQR: contribution block size disagrees with the analysis");
     if (f.parent >= 0) {
-      Matrix<T> block(f.cb_rows, f.cb_cols);
+      Matrix<T> block(out.cb_rows, f.cb_cols);
       for (I t = 0; t < f.cb_cols; ++t)
-        for (I r = 0; r < f.cb_rows; ++r)
-          block(r, t) = r <= t ? out.qr(f.npiv + r, f.npiv + t) : T(0);
+        for (I r = 0; r < out.cb_rows; ++r)
+          block(r, t) = r <= t ? out.qr(live + r, f.npiv + t) : T(0);
       cb[fi] = std::move(block);
     }
+
+    // Reflectors for solve: with dead columns, move reflector t's column (live pivots, then
+    // the CB columns) to column t, as geqrf would have left them.
+    const I nrefl = detect ? live + std::min(rows - live, f.cb_cols) : std::min(rows, ncols);
+    if (detect && live < f.npiv) {
+      I t = 0;
+      const I ld = out.qr.ld();
+      auto move_col = [&](I from) {
+        if (from != t) std::copy(out.qr.data() + from * ld, out.qr.data() + from * ld + rows,
+                                 out.qr.data() + t * ld);
+        ++t;
+      };
+      for (I i = 0; i < f.npiv; ++i)
+        if (out.pivot_row[i] >= 0) move_col(i);
+      for (I c = f.npiv; t < nrefl; ++c) move_col(c);
+    }
+    out.tau.resize(static_cast<std::size_t>(nrefl));
   }
   if (static_cast<I>(r_row_ptr_.size()) != n + 1)
     GPUQR_THROW(Error, "SparseQR: the fronts' pivots do not cover every column");
+}
+
+template <class T>
+std::vector<std::int64_t> SparseQR<T>::dead_columns() const {
+  std::vector<std::int64_t> out;
+  out.reserve(zero_pivots_.size());
+  for (const std::int64_t k : zero_pivots_) out.push_back(analysis_.column_permutation[k]);
+  std::sort(out.begin(), out.end());
+  return out;
 }
 
 template <class T>
@@ -286,7 +425,7 @@ Matrix<T> SparseQR<T>::solve(MatrixView<const T> b, std::vector<double>* residua
                                      " rows, A has " + std::to_string(m));
   GPUQR_CHECK_ARG(m >= n, "SparseQR::solve needs m >= n (A is " + std::to_string(m) + " x " +
                               std::to_string(n) + "; no minimum-norm solve yet)");
-  if (!zero_pivots_.empty()) {
+  if (tol_ < 0 && !zero_pivots_.empty()) {
     const I k = zero_pivots_.front();
     GPUQR_THROW(InvalidArgument,
                 "SparseQR::solve: R is singular: zero pivot at permuted column " +
@@ -314,9 +453,10 @@ Matrix<T> SparseQR<T>::solve(MatrixView<const T> b, std::vector<double>* residua
     const I na = static_cast<I>(f.a_rows.size());
     const I ncols = static_cast<I>(f.cols.size());
     // Stacked right-hand-side rows [B(a_rows), child CBs...], then the front's row order.
-    Matrix<T> w(f.rows, nrhs);
-    std::vector<const T*> src(f.rows);
-    std::vector<I> src_ld(f.rows);
+    const I rows = fr.rows;
+    Matrix<T> w(rows, nrhs);
+    std::vector<const T*> src(rows);
+    std::vector<I> src_ld(rows);
     for (I s = 0; s < na; ++s) {
       src[s] = b.data() + f.a_rows[s];
       src_ld[s] = b.ld();
@@ -329,32 +469,40 @@ Matrix<T> SparseQR<T>::solve(MatrixView<const T> b, std::vector<double>* residua
       }
       stacked += cb[ci].rows();
     }
-    for (I r = 0; r < f.rows; ++r) {
+    for (I r = 0; r < rows; ++r) {
       const I s = fr.row_source[r];
       for (I j = 0; j < nrhs; ++j) w(r, j) = src[s][j * src_ld[s]];
     }
     for (const I ci : f.children) cb[ci] = Matrix<T>();
-    const I k = std::min(f.rows, ncols);
+    const I k = static_cast<I>(fr.tau.size());
+    (void)ncols;
     if (k > 0 && nrhs > 0) {
-      ormqr<T>(ctx, Side::left, Op::trans, fr.qr.view().block(0, 0, f.rows, k),
+      ormqr<T>(ctx, Side::left, Op::trans, fr.qr.view().block(0, 0, rows, k),
                VectorView<const T>(fr.tau.data(), k), w.view());
     }
-    // Pivot rows, the contribution block for the parent, and the residual rows below.
-    for (I i = 0; i < f.npiv; ++i)
-      for (I j = 0; j < nrhs; ++j) c(f.first_pivot + i, j) = i < f.rows ? w(i, j) : T(0);
-    if (f.parent >= 0) {
-      cb[fi] = Matrix<T>(f.cb_rows, nrhs);
-      for (I j = 0; j < nrhs; ++j)
-        for (I r = 0; r < f.cb_rows; ++r) cb[fi](r, j) = w(f.npiv + r, j);
+    // Pivot rows (zero for missing or dead pivots), the contribution block for the parent,
+    // and the residual rows below.
+    for (I i = 0; i < f.npiv; ++i) {
+      const I pr = fr.pivot_row[i];
+      for (I j = 0; j < nrhs; ++j) c(f.first_pivot + i, j) = pr >= 0 ? w(pr, j) : T(0);
     }
-    for (I r = f.npiv + f.cb_rows; r < f.rows; ++r)
+    if (f.parent >= 0) {
+      cb[fi] = Matrix<T>(fr.cb_rows, nrhs);
+      for (I j = 0; j < nrhs; ++j)
+        for (I r = 0; r < fr.cb_rows; ++r) cb[fi](r, j) = w(fr.live + r, j);
+    }
+    for (I r = fr.live + fr.cb_rows; r < rows; ++r)
       for (I j = 0; j < nrhs; ++j) res2[j] += static_cast<double>(w(r, j)) * w(r, j);
   }
 
   // Back substitution R Z = C (row-oriented: each R row holds its diagonal first), then
-  // X(q[k], :) = Z(k, :).
+  // X(q[k], :) = Z(k, :). A dead (zero) pivot gives Z(k, :) = 0: the basic solution.
   for (I j = 0; j < nrhs; ++j) {
     for (I k = n - 1; k >= 0; --k) {
+      if (r_values_[r_row_ptr_[k]] == T(0)) {
+        c(k, j) = T(0);
+        continue;
+      }
       T s = c(k, j);
       for (I p = r_row_ptr_[k] + 1; p < r_row_ptr_[k + 1]; ++p) s -= r_values_[p] * c(r_cols_[p], j);
       c(k, j) = s / r_values_[r_row_ptr_[k]];
