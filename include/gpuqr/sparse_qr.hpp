@@ -98,9 +98,56 @@ class SparseQR {
   /// basic solution: X(q[k], :) = 0 for the dead columns k, the others from the live part of
   /// R (the residual norms are then those of that solution, up to the dropped parts of A,
   /// whose column norms are <= tolerance()). Throws InvalidArgument when B's rows differ
-  /// from m, B is not on the host, m < n (no minimum-norm solve yet), or, without rank
+  /// from m, B is not on the host, m < n (see min_norm_solve), or, without rank
   /// detection, R has a zero pivot (the message names the original column; see zero_pivots()).
   Matrix<T> solve(MatrixView<const T> b, std::vector<double>* residual_norms = nullptr) const;
+
+  /// Q_H^T B for B m x k (dense, host memory): the orthogonal transformation of the
+  /// factorization applied front by front with the kept reflectors, as solve() does. The
+  /// result (m x k) is in the factorization's row order:
+  ///  - rows 0 .. r_row_count()-1: the rows of R that have a reflector row, i.e. the pivots k
+  ///    (permuted columns) whose front has a row for them, in ascending k. With rank()
+  ///    == cols() <= rows() these are all n rows of R, row k of the result being row k of
+  ///    R's right-hand side; with rank detection the dead columns (and, for m < n or a
+  ///    structurally deficient front, the missing pivots) are skipped, so row t belongs to
+  ///    the t-th live pivot.
+  ///  - then each front's rows below its R rows and its contribution block (the rows R does
+  ///    not reach), fronts in the analysis' postorder, each front's rows in its (staircase)
+  ///    front order;
+  ///  - then the empty rows of A (those in no front), ascending original row index,
+  ///    unchanged.
+  /// ||Q_H^T B(:, j)||_2 == ||B(:, j)||_2 to rounding; rows r_row_count().. hold the
+  /// least-squares residual of a full-rank system. Throws InvalidArgument when B's rows
+  /// differ from m, B is not on the host, or B holds a NaN or Inf.
+  Matrix<T> apply_qt(MatrixView<const T> b) const;
+
+  /// Q_H C for C m x k in apply_qt's row order (dense, host memory); the result is in A's
+  /// original row order. The inverse of apply_qt: apply_q(apply_qt(B)) == B to rounding.
+  /// The fronts are run in reverse order with their reflectors (ormqr, no transpose) and the
+  /// rows scattered back exactly inverse to apply_qt's gathering. Same errors as apply_qt.
+  Matrix<T> apply_q(MatrixView<const T> c) const;
+
+  /// The number of leading rows of apply_qt's result that are rows of R (pivots with a
+  /// reflector row): rank() with rank detection; without it, n less the missing pivots
+  /// (an exact zero pivot of the unpivoted QR keeps its row).
+  std::int64_t r_row_count() const;
+
+  /// With this the factorization of an M (rows() >= cols()) of full column rank, the
+  /// minimum-norm solution X (rows() x k) of the underdetermined system M^T X = B, B
+  /// cols() x k (dense, host). With M Q = Q_H R (Q the column permutation), M^T = Q R^T Q_H^T,
+  /// so M^T x = b <=> R1^T z1 = Q^T b with z = Q_H^T x = [z1; z2] (R1 the leading n x n block
+  /// of R); the minimum-norm x has z2 = 0: x = Q_H [R1^{-T} Q^T b; 0]. Throws InvalidArgument
+  /// when B's rows differ from cols(), B is not on the host or holds a NaN/Inf, rows() <
+  /// cols(), or rank() < cols() (the message names the rank).
+  Matrix<T> solve_transposed_min_norm(MatrixView<const T> b) const;
+
+  /// The minimum-norm solution X (n x k) of A X = B for a sparse m x n A of full row rank
+  /// (m <= n) and B m x k (dense, host): factors A^T (n x m, tall) with `options` and calls
+  /// solve_transposed_min_norm. Throws InvalidArgument when B's rows differ from m, m > n,
+  /// or A is not of full row rank (the numerical rank of the A^T factorization, named in the
+  /// message, is < m; the default rank-detection tolerance applies).
+  static Matrix<T> min_norm_solve(const CscMatrix<T>& a, MatrixView<const T> b,
+                                  const SparseQROptions& options = {});
 
   /// Entries of R stored by r() (the diagonal always counts).
   std::int64_t nnz_r() const noexcept { return static_cast<std::int64_t>(r_values_.size()); }
@@ -129,6 +176,10 @@ class SparseQR {
   std::vector<T> r_values_;
   std::vector<std::int64_t> zero_pivots_;
   double tol_ = -1;
+
+  /// Per permuted column k: its row in apply_qt's result, or -1 (no reflector row).
+  std::vector<std::int64_t> qt_pivot_rows() const;
+  void check_rhs(MatrixView<const T> b, std::int64_t rows, const char* who) const;
 };
 
 }  // namespace gpuqr
