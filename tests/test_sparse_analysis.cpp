@@ -4,6 +4,8 @@
 // nnz(R) against SuiteSparseQR.
 #include <gtest/gtest.h>
 
+#include "tests/support/sparse_corpus.hpp"
+
 #include <algorithm>
 #include <cstdint>
 #include <filesystem>
@@ -32,6 +34,8 @@ using gpuqr::CscMatrix;
 using gpuqr::SparseAnalysis;
 using gpuqr::SparseAnalysisOptions;
 using I = std::int64_t;
+using gpuqr::testing::sparse_corpus;
+using gpuqr::testing::structural_rank;
 
 /// R's structure by brute force: a dense boolean row-merge on A*Q. At column k every active
 /// row with a nonzero in column k is merged: their union (with k) is R's row k, and the merged
@@ -360,25 +364,9 @@ TEST(SparseAnalysis, RejectsBadInput) {
   }
 }
 
-/// The real matrices of data/matrices (complex files, which the reader rejects, skipped).
-std::vector<std::pair<std::string, CscMatrix<double>>> corpus() {
-  std::vector<std::pair<std::string, CscMatrix<double>>> out;
-  std::vector<std::filesystem::path> files;
-  for (const auto& e : std::filesystem::directory_iterator(std::string(GPUQR_DATA_DIR) + "/matrices"))
-    if (e.path().extension() == ".mtx") files.push_back(e.path());
-  std::sort(files.begin(), files.end());
-  for (const auto& p : files) {
-    try {
-      auto mm = gpuqr::io::read_matrix_market(p.string());
-      if (mm.is_sparse()) out.emplace_back(p.filename().string(), std::move(mm.sparse));
-    } catch (const gpuqr::Unsupported&) {
-    }
-  }
-  return out;
-}
 
 TEST(SparseAnalysis, DataMatricesAnalyze) {
-  const auto mats = corpus();
+  const auto mats = sparse_corpus();
   ASSERT_GE(mats.size(), 20u);
   for (const auto& [name, a] : mats) {
     for (ColumnOrdering ord : orderings_to_test()) {
@@ -400,43 +388,6 @@ TEST(SparseAnalysis, DataMatricesAnalyze) {
   }
 }
 
-/// Structural rank (maximum bipartite matching of rows and columns, augmenting paths).
-I structural_rank(const CscMatrix<double>& a) {
-  std::vector<I> row_match(a.rows, -1);
-  I rank = 0;
-  for (I j0 = 0; j0 < a.cols; ++j0) {
-    // Iterative DFS over columns; from[] remembers how each column was reached.
-    std::vector<I> visited_col(a.cols, 0), from(a.cols, -1), via_row(a.cols, -1), stack{j0};
-    std::vector<char> row_seen(a.rows, 0);
-    visited_col[j0] = 1;
-    I found_row = -1, found_col = -1;
-    while (!stack.empty() && found_row < 0) {
-      const I j = stack.back();
-      stack.pop_back();
-      for (I p = a.col_ptr[j]; p < a.col_ptr[j + 1] && found_row < 0; ++p) {
-        const I i = a.row_indices[p];
-        if (row_seen[i]) continue;
-        row_seen[i] = 1;
-        if (row_match[i] == -1) {
-          found_row = i, found_col = j;
-        } else if (!visited_col[row_match[i]]) {
-          visited_col[row_match[i]] = 1;
-          from[row_match[i]] = j;
-          via_row[row_match[i]] = i;
-          stack.push_back(row_match[i]);
-        }
-      }
-    }
-    if (found_row < 0) continue;
-    ++rank;
-    for (I i = found_row, j = found_col; j != -1;) {  // flip the augmenting path
-      row_match[i] = j;
-      i = via_row[j];
-      j = from[j];
-    }
-  }
-  return rank;
-}
 
 TEST(SparseAnalysis, StructuralRankHelper) {
   const auto full = CscMatrix<double>::from_triplets(3, 2, {0, 1, 2}, {0, 0, 1}, {1, 1, 1});
@@ -489,10 +440,13 @@ I spqr_nnz_r(const CscMatrix<double>& a, int ordering) {
 // does not change fill), where gpuqr's exact count can only be <= SPQR's.
 TEST(SparseAnalysis, NnzRMatchesSuiteSparseQR) {
 #ifndef GPUQR_TEST_WITH_SPQR
+  // SuiteSparseQR is an optional, test-only reference: scripts/setup.sh installs it (so CI
+  // runs this comparison), but the GPU machine's image has no SuiteSparse, and there the
+  // analysis is still checked against the brute force above.
   GTEST_SKIP() << "SuiteSparseQR (libspqr, libcholmod) was not found when the tests were built";
 #else
   int compared = 0;
-  for (const auto& [name, a] : corpus()) {
+  for (const auto& [name, a] : sparse_corpus()) {
     if (a.rows < a.cols || a.cols == 0) continue;  // SPQR's R is min(m,n) x n
     if (structural_rank(a) < a.cols) {
       std::printf("[ SPQR     ] %-24s skipped: structurally rank deficient\n", name.c_str());

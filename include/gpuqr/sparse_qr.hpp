@@ -10,7 +10,7 @@
 // The Householder vectors and scalars of every front are kept, so solve() applies Q^T to its
 // right-hand sides front by front in the same order (ormqr), then back-substitutes with R.
 // One factorization serves any number of solves. (SuiteSparseQR's Q-less mode, where B is
-// carried along as extra columns of every front, is not implemented.)
+// carried along as extra columns of every front, is a later addition.)
 //
 // Rank detection as SuiteSparseQR does it (Heath's method): with a tolerance tol >= 0 (by
 // default SuiteSparseQR's 20 (m + n) eps max_j ||A(:, j)||_2), a pivot column whose norm over
