@@ -471,6 +471,26 @@ struct Timing {
   double compute() const { return factor + solve; }
 };
 
+/// The run with the least compute time.
+const Timing& best_run(const std::vector<Timing>& runs) {
+  return *std::min_element(runs.begin(), runs.end(), [](const Timing& l, const Timing& r) {
+    return l.compute() < r.compute();
+  });
+}
+
+/// "factor F + solve S = T", with "(best of N; first F)" for repeated runs.
+std::string describe_runs(const std::vector<Timing>& runs) {
+  const Timing& first = runs.front();
+  const Timing& best = best_run(runs);
+  std::string time = "factor " + fmt_ms(best.factor) + " + solve " + fmt_ms(best.solve) + " = " +
+                     fmt_ms(best.compute());
+  if (runs.size() > 1) {
+    time += " (best of " + std::to_string(runs.size()) + "; first " +
+            fmt_ms(first.compute()) + ")";
+  }
+  return time;
+}
+
 /// The accuracy lines, the rcond warnings and -o, shared by the dense and the sparse path.
 template <class T>
 int report_accuracy(const Problem& p, const LstsqOptions& o, const Matrix<T>& x,
@@ -554,16 +574,8 @@ int solve_and_report(const Context& ctx, const Problem& p, const LstsqOptions& o
     runs.push_back(t);
   }
 
-  const Timing& first = runs.front();
-  const Timing& best = *std::min_element(
-      runs.begin(), runs.end(),
-      [](const Timing& l, const Timing& r) { return l.compute() < r.compute(); });
-  std::string time = "factor " + fmt_ms(best.factor) + " + solve " + fmt_ms(best.solve) + " = " +
-                     fmt_ms(best.compute());
-  if (runs.size() > 1) {
-    time += " (best of " + std::to_string(runs.size()) + "; first " +
-            fmt_ms(first.compute()) + ")";
-  }
+  const Timing& best = best_run(runs);
+  const std::string time = describe_runs(runs);
   field(on_device ? "time on the GPU" : "time", time);
   if (on_device && runs.size() == 1) {
     field("", "(one cold run: includes one-time CUDA setup; --repeat N for warm timings)");
@@ -624,16 +636,8 @@ int solve_sparse(Problem& p, const LstsqOptions& o) {
   field("precision", std::string(o.single ? "single" : "double") +
                          fmt(" (eps %.2g)", accuracy::eps<T>()));
   field("backend", Context::cpu().describe());
-  const Timing& first = runs.front();
-  const Timing& best = *std::min_element(
-      runs.begin(), runs.end(),
-      [](const Timing& l, const Timing& r) { return l.compute() < r.compute(); });
-  std::string time = "factor " + fmt_ms(best.factor) + " + solve " + fmt_ms(best.solve) + " = " +
-                     fmt_ms(best.compute());
-  if (runs.size() > 1) {
-    time += " (best of " + std::to_string(runs.size()) + "; first " +
-            fmt_ms(first.compute()) + ")";
-  }
+  const Timing& best = best_run(runs);
+  const std::string time = describe_runs(runs);
   field("time", time);
 
   if (o.verbose) {
