@@ -34,9 +34,13 @@ class ContextImpl {
   static constexpr int kDriverWorkspace = 1;
   /// kCallWorkspace: what a public call needs for its own duration (gels' tau).
   static constexpr int kCallWorkspace = 2;
-  static constexpr int kWorkspaces = 3;
-  void* workspace[kWorkspaces] = {nullptr, nullptr, nullptr};
-  std::size_t workspace_bytes[kWorkspaces] = {0, 0, 0};
+  /// kTallSkinnyWorkspace: the tall-skinny drivers (CholeskyQR, QRF-AH, TSQR), which may call
+  /// the blocked QR; kUpdateWorkspace: the QR-updating drivers.
+  static constexpr int kTallSkinnyWorkspace = 3;
+  static constexpr int kUpdateWorkspace = 4;
+  static constexpr int kWorkspaces = 5;
+  void* workspace[kWorkspaces] = {};
+  std::size_t workspace_bytes[kWorkspaces] = {};
   /// A second lane of work for look-ahead (CUDA: its own stream, handles and workspaces;
   /// created on first use by cuda_aux_lane); `event` orders work between the two lanes.
   std::unique_ptr<ContextImpl> aux;

@@ -1,0 +1,115 @@
+// gpuqr/tsqr.hpp: QR of tall-and-skinny matrices (m >> n) by several methods, chosen safely.
+//
+// Methods (every one callable by name; `automatic` chooses):
+//   householder            the blocked Householder QR of gpuqr/dense.hpp (the reference)
+//   qrf_ah                 Householder QR with approximate Householder vectors (Tomas &
+//                          Quintana-Orti 2020): per panel, the Gram block and the top block give
+//                          R, V_T and D; V_B = A_B D; a breakdown test ends a panel early
+//   tsqr                   a reduction tree of local Householder QRs over row blocks
+//   cholesky_qr2           CholeskyQR twice (Gram matrix by GEMM, Cholesky, Q = A R^{-1})
+//   shifted_cholesky_qr3   a shifted CholeskyQR, then CholeskyQR2 (condition numbers up to
+//                          about 1/eps)
+//
+// Three outputs, as users ask for them:
+//   tsqr_geqrf    geqrf's form (R above the diagonal, Householder vectors below, tau), so that
+//                 orgqr/ormqr/HouseholderQR-style use works unchanged. Methods whose natural
+//                 output is an explicit Q (CholeskyQR, TSQR) reconstruct the Householder
+//                 vectors from it (as LAPACK's orhr_col).
+//   tsqr_explicit the thin Q (m x n, overwriting A) and R (n x n).
+//   TallSkinnyQR  R with Q kept implicitly (apply Q^T b, Q x, form Q, least squares).
+//
+// All matrices are column-major views; on a CUDA context in device memory, asynchronous on the
+// context's stream except where an info struct comes back (these calls synchronize once at the
+// end, since the method actually used and the estimate are host values). Inputs are checked
+// before anything is written. float and double are instantiated. Requires m >= n.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "gpuqr/context.hpp"
+#include "gpuqr/dense.hpp"
+#include "gpuqr/matrix.hpp"
+
+namespace gpuqr {
+
+enum class TsqrMethod {
+  automatic,
+  householder,
+  qrf_ah,
+  tsqr,
+  cholesky_qr2,
+  shifted_cholesky_qr3,
+};
+
+/// "automatic", "householder", "qrf_ah", "tsqr", "cholesky_qr2", "shifted_cholesky_qr3".
+const char* to_string(TsqrMethod method);
+/// Parses the names above (and "auto"); throws InvalidArgument otherwise.
+TsqrMethod parse_tsqr_method(const std::string& text);
+
+struct TsqrOptions {
+  TsqrMethod method = TsqrMethod::automatic;
+  /// Panel width (qrf_ah) or rows per leaf block (tsqr); 0 picks one by shape and precision.
+  std::int64_t block = 0;
+};
+
+/// What a tall-skinny factorization did.
+struct TsqrInfo {
+  /// The method that produced the result (never `automatic`).
+  TsqrMethod method = TsqrMethod::householder;
+  /// The 2-norm condition estimate of A the choice was based on; -1 when none was computed.
+  double condition_estimate = -1;
+  /// A method that was tried first and given up (e.g. the Cholesky factorization of the Gram
+  /// matrix broke down) before `method` produced the result; empty when none.
+  std::string fallback_reason;
+  /// qrf_ah: how many panels ended early on the breakdown test.
+  std::int64_t panels_shrunk = 0;
+};
+
+/// QR of an m x n matrix (m >= n) in geqrf's form: on exit R is on and above the diagonal of
+/// `a`, the Householder vectors below it, tau (>= n entries) their scalars; Q = H_1 ... H_n.
+template <class T>
+TsqrInfo tsqr_geqrf(const Context& ctx, MatrixView<T> a, VectorView<T> tau,
+                    const TsqrOptions& options = {});
+
+/// QR of an m x n matrix (m >= n) with Q explicit: on exit `a` holds Q (m x n, orthonormal
+/// columns) and `r` (n x n) holds R, upper triangular, zeros below the diagonal.
+template <class T>
+TsqrInfo tsqr_explicit(const Context& ctx, MatrixView<T> a, MatrixView<T> r,
+                       const TsqrOptions& options = {});
+
+/// A tall-skinny factorization object: R, and Q kept implicitly in whatever form the method
+/// produces (Householder vectors, a TSQR tree, or A with R's inverse applied lazily). The data
+/// live in the context's memory.
+template <class T>
+class TallSkinnyQR {
+ public:
+  /// Factors a copy of `a` (m x n, m >= n, the context's memory space).
+  TallSkinnyQR(Context ctx, MatrixView<const T> a, const TsqrOptions& options = {});
+  ~TallSkinnyQR();
+  TallSkinnyQR(TallSkinnyQR&&) noexcept;
+  TallSkinnyQR& operator=(TallSkinnyQR&&) noexcept;
+
+  std::int64_t rows() const noexcept;
+  std::int64_t cols() const noexcept;
+  const Context& context() const noexcept;
+  const TsqrInfo& info() const noexcept;
+
+  /// R (n x n, upper triangular, zeros below); context memory.
+  Matrix<T> matrix_r() const;
+  /// The thin Q (m x n); context memory.
+  Matrix<T> matrix_q() const;
+  /// Q^T C (n x k) for C m x k, with Q the thin Q; context memory.
+  Matrix<T> apply_qt(MatrixView<const T> c) const;
+  /// Q Y (m x k) for Y n x k, with Q the thin Q; context memory.
+  Matrix<T> apply_q(MatrixView<const T> y) const;
+  /// Least-squares solution X (n x k) of min ||A X - B|| for B m x k (context memory).
+  Matrix<T> solve(MatrixView<const T> b) const;
+
+  struct State;
+
+ private:
+  std::unique_ptr<State> state_;
+};
+
+}  // namespace gpuqr
