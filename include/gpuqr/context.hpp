@@ -90,6 +90,17 @@ class Context {
   bool check_finite() const noexcept;
   void set_check_finite(bool on) noexcept;
 
+  /// Host <-> device copies made for host arguments of calls on a CUDA context (the
+  /// LAPACK-level functions of dense.hpp accept host matrices there and stage them through
+  /// device copies): totals since the context was created or the last reset. Always zero on
+  /// the CPU.
+  struct StagingStats {
+    std::int64_t bytes = 0;
+    double seconds = 0;
+  };
+  StagingStats staging_stats() const noexcept;
+  void reset_staging_stats() noexcept;
+
   detail::ContextImpl& impl() const noexcept { return *impl_; }
 
  private:

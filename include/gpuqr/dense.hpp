@@ -1,9 +1,12 @@
 // gpuqr/dense.hpp: dense Householder QR, LAPACK-shaped.
 //
 // All matrices are column-major views with a leading dimension. On a CPU context every view
-// must be in host memory; on a CUDA context device memory (views on the context's device)
-// and the calls are asynchronous on the context's stream, except where a result comes back
-// to the host (trtrs and gels return info structs, which synchronize).
+// must be in host memory. On a CUDA context views are in device memory (on the context's
+// device) and the calls are asynchronous on the context's stream, except where a result comes
+// back to the host (trtrs and gels return info structs, which synchronize). The functions
+// below also accept host views on a CUDA context: those are copied to the device for the call
+// and back when it returns (synchronous, a device allocation per call; the copy time and bytes
+// are counted in Context::staging_stats so they can be reported apart).
 // Inputs are checked before anything is written: on an exception the outputs are untouched.
 // float and double are instantiated.
 #pragma once

@@ -63,6 +63,14 @@ CudaStream Context::stream() const noexcept { return impl_->stream; }
 bool Context::check_finite() const noexcept { return impl_->check_finite; }
 void Context::set_check_finite(bool on) noexcept { impl_->check_finite = on; }
 
+Context::StagingStats Context::staging_stats() const noexcept {
+  return {impl_->staging_bytes, impl_->staging_seconds};
+}
+void Context::reset_staging_stats() noexcept {
+  impl_->staging_bytes = 0;
+  impl_->staging_seconds = 0;
+}
+
 void Context::synchronize() const {
   if (is_cuda()) detail::cuda_synchronize(*impl_);
 }

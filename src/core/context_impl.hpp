@@ -24,6 +24,9 @@ class ContextImpl {
   CudaStream stream = nullptr;
   bool owns_stream = false;
   bool check_finite = true;
+  /// Host <-> device copies of staged host arguments (Context::staging_stats).
+  std::int64_t staging_bytes = 0;
+  double staging_seconds = 0;
   void* cublas = nullptr;    // cublasHandle_t
   void* cusolver = nullptr;  // cusolverDnHandle_t
 

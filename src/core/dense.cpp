@@ -10,6 +10,7 @@
 #include "src/core/dense_drivers.hpp"
 #include "src/core/dense_kernels.hpp"
 #include "src/core/dispatch.hpp"
+#include "src/core/staging.hpp"
 
 namespace gpuqr {
 
@@ -72,8 +73,23 @@ void run_orgqr(const Context& ctx, std::int64_t k, MatrixView<T> a, VectorView<c
 
 }  // namespace detail
 
+using detail::host_on_cuda;
+using detail::StagedMatrix;
+using detail::StagedVector;
+
+// Each function below first stages host arguments of a CUDA call (src/core/staging.hpp):
+// device copies in, the call on them, outputs copied back only when it succeeded.
+
 template <class T>
 void geqrf(const Context& ctx, MatrixView<T> a, VectorView<T> tau) {
+  if (host_on_cuda(ctx, a) || host_on_cuda(ctx, tau)) {
+    const StagedMatrix<T> sa(ctx, a);
+    const StagedVector<T> st(ctx, tau);
+    geqrf<T>(ctx, sa.view(), st.view());
+    sa.copy_back();
+    st.copy_back();
+    return;
+  }
   check_view(ctx, a, "A", "geqrf");
   check_view(ctx, tau, "tau", "geqrf");
   const std::int64_t k = std::min(a.rows(), a.cols());
@@ -85,6 +101,13 @@ void geqrf(const Context& ctx, MatrixView<T> a, VectorView<T> tau) {
 
 template <class T>
 void orgqr(const Context& ctx, std::int64_t k, MatrixView<T> a, VectorView<const T> tau) {
+  if (host_on_cuda(ctx, a) || host_on_cuda(ctx, tau)) {
+    const StagedMatrix<T> sa(ctx, a);
+    const StagedVector<const T> st(ctx, tau);
+    orgqr<T>(ctx, k, sa.view(), st.view());
+    sa.copy_back();
+    return;
+  }
   check_view(ctx, a, "A", "orgqr");
   check_view(ctx, tau, "tau", "orgqr");
   GPUQR_CHECK_ARG(a.rows() >= a.cols(), "orgqr: A is " + shape(a.rows(), a.cols()) +
@@ -100,6 +123,14 @@ void orgqr(const Context& ctx, std::int64_t k, MatrixView<T> a, VectorView<const
 template <class T>
 void ormqr(const Context& ctx, Side side, Op op, MatrixView<const T> a, VectorView<const T> tau,
            MatrixView<T> c) {
+  if (host_on_cuda(ctx, a) || host_on_cuda(ctx, tau) || host_on_cuda(ctx, c)) {
+    const StagedMatrix<const T> sa(ctx, a);
+    const StagedVector<const T> st(ctx, tau);
+    const StagedMatrix<T> sc(ctx, c);
+    ormqr<T>(ctx, side, op, sa.view(), st.view(), sc.view());
+    sc.copy_back();
+    return;
+  }
   check_view(ctx, a, "A", "ormqr");
   check_view(ctx, tau, "tau", "ormqr");
   check_view(ctx, c, "C", "ormqr");
@@ -119,6 +150,13 @@ void ormqr(const Context& ctx, Side side, Op op, MatrixView<const T> a, VectorVi
 template <class T>
 TriangularInfo trtrs(const Context& ctx, Uplo uplo, Op op, Diag diag, MatrixView<const T> a,
                      MatrixView<T> b) {
+  if (host_on_cuda(ctx, a) || host_on_cuda(ctx, b)) {
+    const StagedMatrix<const T> sa(ctx, a);
+    const StagedMatrix<T> sb(ctx, b);
+    const TriangularInfo info = trtrs<T>(ctx, uplo, op, diag, sa.view(), sb.view());
+    sb.copy_back();
+    return info;
+  }
   check_view(ctx, a, "A", "trtrs");
   check_view(ctx, b, "B", "trtrs");
   GPUQR_CHECK_ARG(a.rows() == a.cols(), "trtrs: A is " + shape(a.rows(), a.cols()) +
@@ -161,6 +199,14 @@ LstsqInfo solve_factored(const Context& ctx, MatrixView<const T> qr, VectorView<
 
 template <class T>
 LstsqInfo gels(const Context& ctx, MatrixView<T> a, MatrixView<T> b) {
+  if (host_on_cuda(ctx, a) || host_on_cuda(ctx, b)) {
+    const StagedMatrix<T> sa(ctx, a);
+    const StagedMatrix<T> sb(ctx, b);
+    const LstsqInfo info = gels<T>(ctx, sa.view(), sb.view());
+    sa.copy_back();
+    sb.copy_back();
+    return info;
+  }
   check_view(ctx, a, "A", "gels");
   check_view(ctx, b, "B", "gels");
   GPUQR_CHECK_ARG(a.rows() >= a.cols(), "gels: A is " + shape(a.rows(), a.cols()) +
