@@ -39,9 +39,12 @@ struct OursRun {
   Matrix<T> tau;
 };
 
-/// Where `ctx` computes.
+/// Whether gpuqr's matrices stay on the host (--host-data); set by run_case for the case.
+bool g_host_data = false;
+
+/// Where gpuqr's matrices live: the context's memory, or the host with --host-data.
 MemorySpace space_of(const Context& ctx) {
-  return ctx.is_cuda() ? MemorySpace::device : MemorySpace::host;
+  return ctx.is_cuda() && !g_host_data ? MemorySpace::device : MemorySpace::host;
 }
 
 /// A copy of host `src` in the context's memory.
@@ -239,8 +242,14 @@ Row run_case(Operation op, Dim dim, const CaseConfig& config) {
   // gpuqr
   OursRun<T> ours;
   try {
+    g_host_data = config.host_data;
+    config.ctx.reset_staging_stats();
     ours = run_ours<T>(op, in, config);
     row.time_ms = median(ours.times_ms);
+    if (config.host_data && config.ctx.is_cuda()) {
+      const int calls = config.plan.warmup + config.plan.repeat;
+      row.transfer_ms = 1e3 * config.ctx.staging_stats().seconds / calls;
+    }
     row.gflops = gflops(flops, row.time_ms);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "error: gpuqr %s %lldx%lld (%s): %s\n", label,

@@ -20,6 +20,7 @@ struct CaseConfig {
   double tolerance = 30.0;
   std::uint64_t seed = 42;
   std::int64_t nrhs = 1;
+  bool host_data = false;           // gpuqr's matrices on the host (staged on CUDA)
 };
 
 /// Runs `op` on an m x n input in precision T ('d': double, 's': float). Exceptions of

@@ -62,6 +62,7 @@ std::vector<Target> make_targets(const Options& opt) {
     t.config.tolerance = opt.tolerance;
     t.config.seed = opt.seed;
     t.config.nrhs = opt.nrhs;
+    t.config.host_data = opt.host_data;
     t.dims = opt.dims.empty() ? default_dims(backend) : opt.dims;
     std::printf("backend  %s: %s\n", to_string(backend), t.config.device.c_str());
     std::printf("baseline %s: %s\n", t.baseline ? t.baseline->name().c_str() : "none",

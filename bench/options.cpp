@@ -194,10 +194,13 @@ Options parse_options(int argc, char** argv) {
       opt.seed = static_cast<std::uint64_t>(parse_count(next(), "--seed"));
     } else if (arg == "--no-finite-check") {
       opt.check_finite = false;
+    } else if (arg == "--host-data") {
+      opt.host_data = true;
     } else {
       throw UsageError("unknown option '" + arg + "'");
     }
     if (has_value && (arg == "--check" || arg == "--no-check" || arg == "--no-finite-check" ||
+                      arg == "--host-data" ||
                       arg == "--help")) {
       throw UsageError(arg + " takes no value");
     }
@@ -234,6 +237,8 @@ std::string usage_text() {
       "  --tol X            ratios below X pass (default 30, LAPACK's threshold)\n"
       "  --seed S           seed of the random inputs (default 42)\n"
       "  --no-finite-check  turn off gpuqr's NaN/Inf input scan (Context::set_check_finite)\n"
+      "  --host-data        give gpuqr host matrices (on CUDA they are staged through the\n"
+      "                     device: time_ms includes the copies, transfer_ms is their part)\n"
       "  -h, --help         this text\n";
 }
 

@@ -43,6 +43,7 @@ struct Options {
   double tolerance = 30.0;          // ratios below pass (LAPACK's tester threshold)
   std::uint64_t seed = 42;          // base seed of the random inputs
   bool check_finite = true;         // gpuqr's NaN/Inf input scan (Context::set_check_finite)
+  bool host_data = false;           // --host-data: gpuqr gets host matrices (staged on CUDA)
   bool help = false;
 };
 

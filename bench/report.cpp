@@ -92,6 +92,7 @@ std::string to_json(const Row& r) {
   s += ",\"orth\":" + json_number(r.orth);
   s += ",\"baseline_error\":" + json_number(r.baseline_error);
   s += ",\"baseline_orth\":" + json_number(r.baseline_orth);
+  s += ",\"transfer_ms\":" + json_number(r.transfer_ms);
   s += ",\"status\":" + json_string(r.status);
   return s + "}";
 }

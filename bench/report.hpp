@@ -30,6 +30,7 @@ struct Row {
   double orth = kMissing;           // orthogonality ratio (geqrf, orgqr)
   double baseline_error = kMissing;
   double baseline_orth = kMissing;
+  double transfer_ms = kMissing;    // --host-data on CUDA: staging copies per call (in time_ms)
   std::string status;               // "pass", "FAIL", "error", "nocheck" or "skip"
 };
 

@@ -45,6 +45,11 @@ for line in lines:
 assert len(seen) == 16, f"{len(seen)} distinct cases"
 EOF
 
+# --host-data is accepted (on the CPU it changes nothing; on CUDA the matrices are staged).
+"$tester" --backend cpu --baseline lapack --dim 50 --op geqrf --repeat 1 --warmup 0 \
+  --host-data >"$tmp/host.txt" 2>&1 || fail "--host-data run failed"
+grep -qx "1 passed, 0 failed" "$tmp/host.txt" || fail "--host-data: no '1 passed' line"
+
 # A bad option is a usage error (exit 2), not a crash.
 "$tester" --no-such-option >"$tmp/bad.txt" 2>&1
 rc=$?

@@ -99,7 +99,7 @@ class Context {
     double seconds = 0;
   };
   StagingStats staging_stats() const noexcept;
-  void reset_staging_stats() noexcept;
+  void reset_staging_stats() const noexcept;
 
   detail::ContextImpl& impl() const noexcept { return *impl_; }
 

@@ -66,7 +66,7 @@ void Context::set_check_finite(bool on) noexcept { impl_->check_finite = on; }
 Context::StagingStats Context::staging_stats() const noexcept {
   return {impl_->staging_bytes, impl_->staging_seconds};
 }
-void Context::reset_staging_stats() noexcept {
+void Context::reset_staging_stats() const noexcept {
   impl_->staging_bytes = 0;
   impl_->staging_seconds = 0;
 }
