@@ -4,6 +4,7 @@
 #include "src/core/context_impl.hpp"
 #include "src/core/blocked_kernels.hpp"
 #include "src/core/dense_kernels.hpp"
+#include "src/core/update_kernels.hpp"
 
 namespace gpuqr {
 
@@ -113,6 +114,37 @@ void laset(detail::ContextImpl&, T, T, MatrixView<T>) {
   detail::not_compiled("cuda laset");
 }
 
+template <class T>
+void tpmqrt(detail::ContextImpl&, Side, Op, MatrixView<const T>, MatrixView<const T>,
+            MatrixView<T>, MatrixView<T>, MatrixView<T>) {
+  detail::not_compiled("cuda tpmqrt");
+}
+template <class T>
+void gather_rows(detail::ContextImpl&, MatrixView<const T>, VectorView<const std::int64_t>,
+                 std::int64_t, bool, MatrixView<T>) {
+  detail::not_compiled("cuda gather_rows");
+}
+template <class T>
+void move_lines(detail::ContextImpl&, MatrixView<T>, VectorView<const std::int64_t>,
+                VectorView<const std::int64_t>, bool) {
+  detail::not_compiled("cuda move_lines");
+}
+template <class T>
+void transpose(detail::ContextImpl&, MatrixView<const T>, MatrixView<T>) {
+  detail::not_compiled("cuda transpose");
+}
+template <class T>
+void deletion_rotations(detail::ContextImpl&, MatrixView<T>, MatrixView<T>, MatrixView<T>) {
+  detail::not_compiled("cuda deletion_rotations");
+}
+template <class T>
+void apply_deletion_rotations(detail::ContextImpl&, MatrixView<const T>, MatrixView<const T>,
+                              MatrixView<T>, MatrixView<T>, bool, bool) {
+  detail::not_compiled("cuda apply_deletion_rotations");
+}
+
+GPUQR_INSTANTIATE_UPDATE_KERNELS(float)
+GPUQR_INSTANTIATE_UPDATE_KERNELS(double)
 GPUQR_INSTANTIATE_BLOCKED_KERNELS(float)
 GPUQR_INSTANTIATE_BLOCKED_KERNELS(double)
 GPUQR_INSTANTIATE_DENSE_KERNELS(float)

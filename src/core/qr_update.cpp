@@ -1,0 +1,163 @@
+// UpdatableQR<T>: construction, storage, accessors and solve. The row updates themselves are
+// in qr_update_rows.cpp.
+#include <algorithm>
+#include <limits>
+#include <numeric>
+#include <string>
+
+#include "gpuqr/update.hpp"
+#include "src/core/dense_drivers.hpp"
+#include "src/core/dense_kernels.hpp"
+#include "src/core/dispatch.hpp"
+#include "src/core/qr_update_internal.hpp"
+#include "src/core/update_kernels.hpp"
+
+namespace gpuqr {
+
+namespace {
+
+/// A copy of `src` (any space) in the context's memory.
+template <class T>
+Matrix<T> copy_in(const Context& ctx, MatrixView<const T> src, const char* what) {
+  if (src.space() == detail::space_of(ctx)) {
+    detail::check_view(ctx, src, what, "UpdatableQR");
+  }
+  return Matrix<T>::copy_of(src, detail::space_of(ctx), ctx.device());
+}
+
+}  // namespace
+
+template <class T>
+UpdatableQR<T>::UpdatableQR(Context ctx, MatrixView<const T> a, MatrixView<const T> b,
+                            UpdateQ q_mode)
+    : ctx_(std::move(ctx)), q_mode_(q_mode) {
+  const std::int64_t m = a.rows(), n = a.cols();
+  GPUQR_CHECK_ARG(n >= 1 && m >= n, "UpdatableQR: A is " + detail::shape(m, n) +
+                                        "; updating needs m >= n >= 1");
+  GPUQR_CHECK_ARG(b.cols() == 0 || b.rows() == m,
+                  "UpdatableQR: b is " + detail::shape(b.rows(), b.cols()) + ", A has " +
+                      std::to_string(m) + " rows");
+  const std::int64_t k = b.cols();
+  const MemorySpace space = detail::space_of(ctx_);
+  const int dev = ctx_.device();
+  Matrix<T> qr = copy_in(ctx_, a, "A");
+  detail::check_finite<T>(ctx_, qr.view(), "A", "UpdatableQR");
+  Matrix<T> bb;
+  if (k > 0) {
+    bb = copy_in(ctx_, b, "b");
+    detail::check_finite<T>(ctx_, bb.view(), "b", "UpdatableQR");
+  }
+  m_ = m;
+  n_ = n;
+  nrhs_ = k;
+  Matrix<T> tau(n, 1, space, dev);
+  VectorView<T> tau_v(tau.data(), n, space, dev);
+  detail::run_geqrf<T>(ctx_, qr.view(), tau_v);
+  r_ = Matrix<T>(n, n, space, dev);
+  GPUQR_DISPATCH(ctx_, copy_upper, MatrixView<const T>(qr.view().block(0, 0, n, n)), r_.view());
+  d_ = Matrix<T>(m, std::max<std::int64_t>(k, 1), space, dev);
+  if (k > 0) {
+    GPUQR_DISPATCH(ctx_, copy<T>, bb.view(), d_view());
+    detail::run_ormqr<T>(ctx_, Side::left, Op::trans, qr.view(), VectorView<const T>(tau_v),
+                         d_view());
+  }
+  if (q_mode_ != UpdateQ::none) {
+    q_ = Matrix<T>(m, q_mode_ == UpdateQ::full ? m : n, space, dev);
+    MatrixView<T> q = q_view();
+    GPUQR_DISPATCH(ctx_, copy<T>, qr.view(), q.block(0, 0, m, n));
+    if (q.cols() > n) GPUQR_DISPATCH(ctx_, fill, q.block(0, n, m, q.cols() - n), T(0));
+    detail::run_orgqr<T>(ctx_, n, q, VectorView<const T>(tau_v));
+  }
+  row_order_.resize(static_cast<std::size_t>(m));
+  std::iota(row_order_.begin(), row_order_.end(), std::int64_t{0});
+  ctx_.synchronize();  // qr and tau are freed on return while queued work reads them
+}
+
+template <class T>
+MatrixView<T> UpdatableQR<T>::q_view() {
+  if (q_mode_ == UpdateQ::none) return MatrixView<T>();
+  return q_.view().block(0, 0, m_, q_mode_ == UpdateQ::full ? m_ : n_);
+}
+
+template <class T>
+MatrixView<T> UpdatableQR<T>::d_view() {
+  return d_.view().block(0, 0, m_, nrhs_);
+}
+
+template <class T>
+void UpdatableQR<T>::reserve_rows(std::int64_t rows) {
+  if (rows <= d_.rows()) return;
+  const std::int64_t cap = std::max(rows, d_.rows() + d_.rows() / 4 + 16);
+  const MemorySpace space = detail::space_of(ctx_);
+  const int dev = ctx_.device();
+  Matrix<T> d(cap, d_.cols(), space, dev);
+  GPUQR_DISPATCH(ctx_, copy, MatrixView<const T>(d_view()), d.view().block(0, 0, m_, nrhs_));
+  Matrix<T> q;
+  if (q_mode_ != UpdateQ::none) {
+    MatrixView<T> old = q_view();
+    q = Matrix<T>(cap, q_mode_ == UpdateQ::full ? cap : n_, space, dev);
+    GPUQR_DISPATCH(ctx_, copy, MatrixView<const T>(old),
+                   q.view().block(0, 0, old.rows(), old.cols()));
+  }
+  ctx_.synchronize();  // the old storage is freed below while the copies may be queued
+  d_ = std::move(d);
+  if (q_mode_ != UpdateQ::none) q_ = std::move(q);
+}
+
+template <class T>
+Matrix<T> UpdatableQR<T>::matrix_r() const {
+  return r_.clone();
+}
+
+template <class T>
+Matrix<T> UpdatableQR<T>::matrix_d() const {
+  Matrix<T> d(m_, nrhs_, detail::space_of(ctx_), ctx_.device());
+  GPUQR_DISPATCH(ctx_, copy, MatrixView<const T>(d_.view().block(0, 0, m_, nrhs_)), d.view());
+  return d;
+}
+
+template <class T>
+Matrix<T> UpdatableQR<T>::matrix_q() const {
+  GPUQR_CHECK_ARG(q_mode_ != UpdateQ::none,
+                  "UpdatableQR::matrix_q: this object keeps no Q (UpdateQ::none)");
+  const std::int64_t cols = q_mode_ == UpdateQ::full ? m_ : n_;
+  Matrix<T> q(m_, cols, detail::space_of(ctx_), ctx_.device());
+  detail::UpdateScratch scratch(ctx_, detail::UpdateScratch::piece_bytes(m_, sizeof(std::int64_t)));
+  VectorView<const std::int64_t> rows = scratch.upload(row_order_);
+  GPUQR_DISPATCH(ctx_, gather_rows, MatrixView<const T>(q_.view().block(0, 0, m_, cols)), rows,
+                 std::int64_t{0}, false, q.view());
+  return q;
+}
+
+template <class T>
+Matrix<T> UpdatableQR<T>::solve(LstsqInfo* info) const {
+  const MemorySpace space = detail::space_of(ctx_);
+  Matrix<T> x(n_, nrhs_, space, ctx_.device());
+  LstsqInfo result;
+  const auto [rcond, zero_at] =
+      detail::diagonal_summary(GPUQR_DISPATCH(ctx_, abs_diagonal, r_.view()));
+  result.rcond_estimate = rcond;
+  result.singular_at = zero_at;
+  if (nrhs_ > 0) {
+    const MatrixView<const T> d = d_.view().block(0, 0, m_, nrhs_);
+    GPUQR_DISPATCH(ctx_, copy, d.block(0, 0, n_, nrhs_), x.view());
+    if (!result.singular()) {
+      GPUQR_DISPATCH(ctx_, trsm, Uplo::upper, Op::no_trans, Diag::non_unit, r_.view(), x.view());
+    } else {
+      GPUQR_DISPATCH(ctx_, fill, x.view(), std::numeric_limits<T>::quiet_NaN());
+    }
+    result.residual_norms = GPUQR_DISPATCH(ctx_, column_norms, d.block(n_, 0, m_ - n_, nrhs_));
+  }
+  if (result.singular() && info == nullptr) {
+    GPUQR_THROW(InvalidArgument, "UpdatableQR::solve: R(" + std::to_string(result.singular_at) +
+                                     ", " + std::to_string(result.singular_at) +
+                                     ") is exactly zero: A~ is rank deficient");
+  }
+  if (info != nullptr) *info = std::move(result);
+  return x;
+}
+
+template class UpdatableQR<float>;
+template class UpdatableQR<double>;
+
+}  // namespace gpuqr

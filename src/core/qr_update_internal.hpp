@@ -1,0 +1,95 @@
+// Pieces shared by the QR-updating drivers (qr_update.cpp, qr_update_rows.cpp): the update's
+// scratch memory and the launch counts of the reused blocked-QR leaves.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "gpuqr/update.hpp"
+#include "src/core/dispatch.hpp"
+
+namespace gpuqr::detail {
+
+/// Scratch for one update, carved from one buffer: on CUDA the context's update workspace
+/// (ContextImpl::kUpdateWorkspace, grow-only, sized once per update before any work is
+/// enqueued into it), on the CPU a host vector owned here. Pieces are 256-byte aligned.
+class UpdateScratch {
+ public:
+  /// Bytes a piece of `count` elements of `elem` bytes takes.
+  static std::size_t piece_bytes(std::int64_t count, std::size_t elem) {
+    const std::size_t bytes = static_cast<std::size_t>(count > 0 ? count : 1) * elem;
+    return (bytes + 255) / 256 * 256;
+  }
+
+  UpdateScratch(const Context& ctx, std::size_t bytes) : ctx_(ctx) {
+    if (ctx.is_cuda()) {
+      base_ = static_cast<char*>(cuda_workspace(ctx.impl(), bytes, ContextImpl::kUpdateWorkspace));
+    } else {
+      host_.assign(bytes / sizeof(double) + 1, 0.0);
+      base_ = reinterpret_cast<char*>(host_.data());
+    }
+    end_ = base_ + bytes;
+  }
+
+  template <class T>
+  MatrixView<T> matrix(std::int64_t rows, std::int64_t cols) {
+    T* p = reinterpret_cast<T*>(next(piece_bytes(rows * cols, sizeof(T))));
+    return MatrixView<T>(p, rows, cols, rows > 1 ? rows : 1, space_of(ctx_), ctx_.device());
+  }
+  template <class T>
+  VectorView<T> vector(std::int64_t size) {
+    T* p = reinterpret_cast<T*>(next(piece_bytes(size, sizeof(T))));
+    return VectorView<T>(p, size, space_of(ctx_), ctx_.device());
+  }
+  /// A copy of host indices in the scratch. On CUDA the copy is synchronous on the legacy
+  /// stream, so the context's stream is drained first: work queued by an earlier update may
+  /// still read this part of the workspace.
+  VectorView<const std::int64_t> upload(const std::vector<std::int64_t>& host) {
+    VectorView<std::int64_t> v = vector<std::int64_t>(static_cast<std::int64_t>(host.size()));
+    if (host.empty()) return v;
+    if (ctx_.is_cuda()) ctx_.synchronize();
+    copy_2d(v.data(), static_cast<std::int64_t>(host.size()), space_of(ctx_), host.data(),
+            static_cast<std::int64_t>(host.size()), MemorySpace::host,
+            static_cast<std::int64_t>(host.size()), 1, sizeof(std::int64_t));
+    return v;
+  }
+
+ private:
+  char* next(std::size_t bytes) {
+    char* p = cursor_ == nullptr ? base_ : cursor_;
+    GPUQR_CHECK_ARG(p + bytes <= end_, "update scratch: internal sizing error");
+    cursor_ = p + bytes;
+    return p;
+  }
+  const Context& ctx_;
+  std::vector<double> host_;
+  char* base_ = nullptr;
+  char* cursor_ = nullptr;
+  char* end_ = nullptr;
+};
+
+/// Device operations the reused blocked leaves enqueue (for UpdateInfo::device_launches):
+/// larfb: GEMM, TRMM, GEMM; larft_known_diagonal over k columns: a Gram GEMM, one copy and
+/// two TRMMs per merge of 32-column tiles; panel_qr: the fused kernel.
+inline std::int64_t larfb_launches() { return 3; }
+inline std::int64_t larft_known_diagonal_launches(std::int64_t k) {
+  if (k <= 32) return 0;
+  std::int64_t merges = 0;
+  for (std::int64_t width = 32; width < k; width *= 2)
+    for (std::int64_t s = 0; s + width < k; s += 2 * width) ++merges;
+  return 2 + 2 * merges;
+}
+inline std::int64_t panel_qr_launches() { return 1; }
+/// The blocked geqrf/ormqr of an h x k matrix (k reflectors) by outer blocks of up to 256.
+inline std::int64_t blocked_launches(std::int64_t k, bool factor) {
+  std::int64_t total = 0;
+  for (std::int64_t j = 0; j < k; j += 256) {
+    const std::int64_t jb = k - j < 256 ? k - j : 256;
+    total += (factor ? ((jb + 31) / 32) * (panel_qr_launches() + larfb_launches() + 1) : 2) +
+             larft_known_diagonal_launches(jb) + 1 + larfb_launches();
+  }
+  return total;
+}
+
+}  // namespace gpuqr::detail

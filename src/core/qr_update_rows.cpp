@@ -1,0 +1,314 @@
+// UpdatableQR<T>: adding rows (blocked Householder on [R; U], tpqrt's shape) and removing rows
+// (compress the rows' tail of Q with one Householder QR, then Givens rotations), section 3.3 and
+// 3.4 of Andrew & Dingle. Backend-agnostic: every step is a leaf of update_kernels.hpp,
+// blocked_kernels.hpp or dense_kernels.hpp, enqueued in order on the context; the scratch is
+// sized once per update before the loops, which neither allocate nor synchronize.
+#include <algorithm>
+#include <cstdlib>
+#include <string>
+
+#include "gpuqr/update.hpp"
+#include "src/core/blocked_kernels.hpp"
+#include "src/core/dense_drivers.hpp"
+#include "src/core/dense_kernels.hpp"
+#include "src/core/dispatch.hpp"
+#include "src/core/qr_update_internal.hpp"
+#include "src/core/update_kernels.hpp"
+
+namespace gpuqr {
+
+namespace {
+
+using detail::UpdateScratch;
+
+/// Column block of the add-rows reduction: GPUQR_UPDATE_NB, or 128 (CUDA) / 64 (CPU).
+std::int64_t add_block_width(const Context& ctx, std::int64_t n) {
+  std::int64_t nb = ctx.is_cuda() ? 128 : 64;
+  if (const char* text = std::getenv("GPUQR_UPDATE_NB"); text != nullptr && *text != '\0') {
+    const long long v = std::atoll(text);
+    GPUQR_CHECK_ARG(v > 0, std::string("GPUQR_UPDATE_NB='") + text + "' is not positive");
+    nb = v;
+  }
+  return std::min(nb, n);
+}
+
+template <class T>
+VectorView<T> sub(VectorView<T> v, std::int64_t offset, std::int64_t size) {
+  return VectorView<T>(v.data() + offset, size, v.space(), v.device());
+}
+
+/// A copy of `src` (host or context memory) into `dst` (scratch in the context's memory).
+template <class T>
+void copy_into(const Context& ctx, MatrixView<const T> src, MatrixView<T> dst) {
+  if (src.empty()) return;
+  if (src.space() == detail::space_of(ctx)) {
+    GPUQR_DISPATCH(ctx, copy, src, dst);
+  } else {
+    ctx.synchronize();  // a synchronous copy into the workspace that queued work may still read
+    detail::copy_2d(dst.data(), dst.ld(), dst.space(), src.data(), src.ld(), src.space(),
+                    src.rows(), src.cols(), sizeof(T));
+  }
+}
+
+}  // namespace
+
+template <class T>
+void UpdatableQR<T>::check_rows_block(std::int64_t k, MatrixView<const T> u,
+                                      MatrixView<const T> e) const {
+  const char* routine = "UpdatableQR::add_rows";
+  GPUQR_CHECK_ARG(k >= 0 && k <= m_, std::string(routine) + ": position k = " +
+                                         std::to_string(k) + " is outside 0.." +
+                                         std::to_string(m_));
+  GPUQR_CHECK_ARG(u.cols() == n_, std::string(routine) + ": U is " +
+                                      detail::shape(u.rows(), u.cols()) + ", A~ has " +
+                                      std::to_string(n_) + " columns");
+  const bool e_ok = nrhs_ == 0 ? e.cols() == 0 : (e.rows() == u.rows() && e.cols() == nrhs_);
+  GPUQR_CHECK_ARG(e_ok, std::string(routine) + ": e is " + detail::shape(e.rows(), e.cols()) +
+                            ", expected " + detail::shape(u.rows(), nrhs_) +
+                            " (U's rows x the right-hand sides)");
+  if (u.space() == detail::space_of(ctx_)) detail::check_view(ctx_, u, "U", routine);
+  if (e.space() == detail::space_of(ctx_) && !e.empty())
+    detail::check_view(ctx_, e, "e", routine);
+}
+
+template <class T>
+UpdateInfo UpdatableQR<T>::add_rows(std::int64_t k, MatrixView<const T> u,
+                                    MatrixView<const T> e) {
+  check_rows_block(k, u, e);
+  const std::int64_t p = u.rows(), n = n_, m = m_, nrhs = nrhs_;
+  UpdateInfo info;
+  if (p == 0) return last_ = info;
+  const std::int64_t nb = add_block_width(ctx_, n);
+  const bool keep_q = q_mode_ != UpdateQ::none;
+  const std::int64_t mq = m + p;  // Q's rows after the update
+  const std::size_t es = sizeof(T);
+  auto bytes = [&](std::int64_t count) { return UpdateScratch::piece_bytes(count, es); };
+  const std::size_t total = bytes(p * n) + bytes(p * nrhs) + 2 * bytes((nb + p) * nb) +
+                            bytes(nb) + 2 * bytes(nb * nb) + bytes(32 * nb) +
+                            bytes(nb * std::max<std::int64_t>(std::max(n, nrhs), 1)) +
+                            (keep_q ? bytes(mq * nb) : 0) +
+                            (q_mode_ == UpdateQ::thin ? bytes(mq * p) : 0);
+  UpdateScratch scratch(ctx_, total);
+  MatrixView<T> uu = scratch.matrix<T>(p, n);
+  MatrixView<T> ee = scratch.matrix<T>(p, nrhs);
+  MatrixView<T> s_buf = scratch.matrix<T>(nb + p, nb);
+  MatrixView<T> v_buf = scratch.matrix<T>(nb + p, nb);
+  VectorView<T> tau = scratch.vector<T>(nb);
+  MatrixView<T> t_buf = scratch.matrix<T>(nb, nb);
+  MatrixView<T> gram = scratch.matrix<T>(nb, nb);
+  MatrixView<T> wi = scratch.matrix<T>(32, nb);
+  MatrixView<T> w = scratch.matrix<T>(nb, std::max<std::int64_t>(std::max(n, nrhs), 1));
+  MatrixView<T> wq = keep_q ? scratch.matrix<T>(mq, nb) : MatrixView<T>();
+  MatrixView<T> bq_thin = q_mode_ == UpdateQ::thin ? scratch.matrix<T>(mq, p) : MatrixView<T>();
+
+  // Inputs in, checked: nothing of the object has changed yet.
+  copy_into<T>(ctx_, u, uu);
+  copy_into<T>(ctx_, e, ee);
+  detail::check_finite<T>(ctx_, uu, "U", "UpdatableQR::add_rows");
+  if (nrhs > 0) detail::check_finite<T>(ctx_, ee, "e", "UpdatableQR::add_rows");
+
+  reserve_rows(mq);
+  std::int64_t launches = 0;
+  const bool cuda = ctx_.is_cuda();
+  // The new rows go to the bottom of Q's storage (the paper's permutation): Q grows to
+  // [Q 0; 0 I] (full) or the thin Q gets zero rows and a scratch block B = [0; I] of p columns.
+  m_ = mq;
+  MatrixView<T> q = q_view();
+  MatrixView<T> d = d_view();
+  m_ = m;  // committed below, once everything is enqueued
+  MatrixView<T> bq;
+  if (q_mode_ == UpdateQ::full) {
+    GPUQR_DISPATCH(ctx_, fill, q.block(m, 0, p, m), T(0));
+    GPUQR_DISPATCH(ctx_, laset, T(0), T(0), q.block(0, m, m, p));
+    GPUQR_DISPATCH(ctx_, laset, T(0), T(1), q.block(m, m, p, p));
+    bq = q.block(0, m, mq, p);
+    launches += 3;
+  } else if (q_mode_ == UpdateQ::thin) {
+    GPUQR_DISPATCH(ctx_, fill, q.block(m, 0, p, n), T(0));
+    GPUQR_DISPATCH(ctx_, laset, T(0), T(0), bq_thin.block(0, 0, m, p));
+    GPUQR_DISPATCH(ctx_, laset, T(0), T(1), bq_thin.block(m, 0, p, p));
+    bq = bq_thin;
+    launches += 3;
+  }
+  MatrixView<T> e_rows = d.block(m, 0, p, nrhs);  // d's new rows start as e
+  if (nrhs > 0) {
+    GPUQR_DISPATCH(ctx_, copy, MatrixView<const T>(ee), e_rows);
+    ++launches;
+  }
+  MatrixView<T> r = r_.view();
+  for (std::int64_t j = 0; j < n; j += nb) {
+    const std::int64_t jb = std::min(nb, n - j), h = jb + p;
+    // S = [R(j:j+jb, j:j+jb); U(:, j:j+jb)]: the triangle and the new rows, factored by inner
+    // panels (the reflectors' top part stays the identity: the triangle has zeros below).
+    MatrixView<T> s = s_buf.block(0, 0, h, jb);
+    MatrixView<T> v = v_buf.block(0, 0, h, jb);
+    MatrixView<T> t = t_buf.block(0, 0, jb, jb);
+    GPUQR_DISPATCH(ctx_, copy_upper, MatrixView<const T>(r.block(j, j, jb, jb)), s.block(0, 0, jb, jb));
+    GPUQR_DISPATCH(ctx_, copy, MatrixView<const T>(uu.block(0, j, p, jb)), s.block(jb, 0, p, jb));
+    launches += 2;
+    const std::int64_t inner = std::min<std::int64_t>(
+        {32, jb, GPUQR_DISPATCH(ctx_, max_panel_width, static_cast<int>(es), h)});
+    for (std::int64_t i = 0; i < jb; i += inner) {
+      const std::int64_t ib = std::min(inner, jb - i);
+      if (i > 0) {
+        GPUQR_DISPATCH(ctx_, laset, T(0), T(0), v.block(0, i, i, ib));
+        ++launches;
+      }
+      GPUQR_DISPATCH(ctx_, panel_qr, s.block(i, i, h - i, ib), sub(tau, i, ib),
+                     v.block(i, i, h - i, ib), t.block(i, i, ib, ib));
+      launches += detail::panel_qr_launches();
+      if (i + ib < jb) {
+        GPUQR_DISPATCH(ctx_, larfb, Side::left, Op::trans, MatrixView<const T>(v.block(i, i, h - i, ib)),
+                       MatrixView<const T>(t.block(i, i, ib, ib)), s.block(i, i + ib, h - i, jb - i - ib),
+                       wi.block(0, 0, ib, jb - i - ib));
+        launches += detail::larfb_launches();
+      }
+    }
+    GPUQR_DISPATCH(ctx_, larft_known_diagonal, MatrixView<const T>(v), VectorView<const T>(sub(tau, 0, jb)),
+                   t, gram.block(0, 0, jb, jb), inner);
+    GPUQR_DISPATCH(ctx_, copy_upper, MatrixView<const T>(s.block(0, 0, jb, jb)), r.block(j, j, jb, jb));
+    launches += detail::larft_known_diagonal_launches(jb) + 1;
+    // The block reflector H = I - [I; V_U] T [I; V_U]^T on the rest of [R; U], on [d; e], on Q.
+    const MatrixView<const T> vu = v.block(jb, 0, p, jb);
+    if (j + jb < n) {
+      GPUQR_DISPATCH(ctx_, tpmqrt, Side::left, Op::trans, vu, MatrixView<const T>(t),
+                     r.block(j, j + jb, jb, n - j - jb), uu.block(0, j + jb, p, n - j - jb),
+                     w.block(0, 0, jb, n - j - jb));
+      launches += 5;
+    }
+    if (nrhs > 0) {
+      GPUQR_DISPATCH(ctx_, tpmqrt, Side::left, Op::trans, vu, MatrixView<const T>(t),
+                     d.block(j, 0, jb, nrhs), e_rows, w.block(0, 0, jb, nrhs));
+      launches += 5;
+    }
+    if (keep_q) {
+      GPUQR_DISPATCH(ctx_, tpmqrt, Side::right, Op::no_trans, vu, MatrixView<const T>(t),
+                     q.block(0, j, mq, jb), bq, wq.block(0, 0, mq, jb));
+      launches += 5;
+    }
+    ++info.blocks;
+  }
+  m_ = mq;
+  row_order_.insert(row_order_.begin() + k, static_cast<std::size_t>(p), 0);
+  for (std::int64_t i = 0; i < p; ++i) row_order_[static_cast<std::size_t>(k + i)] = m + i;
+  info.device_launches = cuda ? launches : 0;
+  info.batches = 1;
+  return last_ = info;
+}
+
+template <class T>
+UpdateInfo UpdatableQR<T>::remove_rows(std::int64_t k, std::int64_t p) {
+  const char* routine = "UpdatableQR::remove_rows";
+  GPUQR_CHECK_ARG(q_mode_ == UpdateQ::full,
+                  std::string(routine) + ": removing rows needs the full Q (UpdateQ::full); "
+                      "this object keeps " + (q_mode_ == UpdateQ::thin ? "a thin Q" : "no Q") +
+                      ": rebuild it from A~ with UpdateQ::full");
+  GPUQR_CHECK_ARG(p >= 0 && k >= 0 && k + p <= m_,
+                  std::string(routine) + ": rows " + std::to_string(k) + ".." +
+                      std::to_string(k + p - 1) + " (k = " + std::to_string(k) + ", p = " +
+                      std::to_string(p) + ") are not within the " + std::to_string(m_) +
+                      " rows of A~");
+  GPUQR_CHECK_ARG(m_ - p >= n_, std::string(routine) + ": removing " + std::to_string(p) +
+                                    " of " + std::to_string(m_) + " rows leaves fewer than n = " +
+                                    std::to_string(n_) + " rows (A~ would lose full column rank)");
+  UpdateInfo info;
+  for (std::int64_t done = 0; done < p; done += kRemoveBatch) {
+    const UpdateInfo part = remove_batch(k, std::min(kRemoveBatch, p - done));
+    info.device_launches += part.device_launches;
+    info.rotations += part.rotations;
+    info.batches += 1;
+  }
+  return last_ = info;
+}
+
+template <class T>
+UpdateInfo UpdatableQR<T>::remove_batch(std::int64_t k, std::int64_t p) {
+  const std::int64_t m = m_, n = n_, nrhs = nrhs_;
+  // Host bookkeeping: the removed storage rows, and which storage rows and Q columns move to
+  // close the gaps (the last p rows into removed slots; the last p columns into the p pivot
+  // columns n..n+p-1, which the deletion retires).
+  std::vector<std::int64_t> rows(row_order_.begin() + k, row_order_.begin() + k + p);
+  std::vector<char> removed(static_cast<std::size_t>(m), 0);
+  for (std::int64_t i : rows) removed[static_cast<std::size_t>(i)] = 1;
+  std::vector<std::int64_t> row_from, row_to, col_from, col_to;
+  for (std::int64_t i = m - p; i < m; ++i)
+    if (!removed[static_cast<std::size_t>(i)]) row_from.push_back(i);
+  for (std::int64_t i : rows)
+    if (i < m - p) row_to.push_back(i);
+  for (std::int64_t c = std::max(m - p, n + p); c < m; ++c) col_from.push_back(c);
+  for (std::int64_t c = n; c < std::min(n + p, m - p); ++c) col_to.push_back(c);
+
+  const std::size_t es = sizeof(T), is = sizeof(std::int64_t);
+  auto bytes = [&](std::int64_t count, std::size_t elem) {
+    return UpdateScratch::piece_bytes(count, elem);
+  };
+  const std::size_t total = bytes((m - n) * p, es) + bytes(p, es) + bytes(p * (n + p), es) +
+                            2 * bytes(n * p, es) + bytes(n * n, es) + bytes(p, is) +
+                            2 * bytes(static_cast<std::int64_t>(row_from.size()), is) +
+                            2 * bytes(static_cast<std::int64_t>(col_from.size()), is);
+  UpdateScratch scratch(ctx_, total);
+  MatrixView<T> y = scratch.matrix<T>(m - n, p);
+  VectorView<T> tau = scratch.vector<T>(p);
+  MatrixView<T> z = scratch.matrix<T>(p, n + p);
+  MatrixView<T> c = scratch.matrix<T>(n, p);
+  MatrixView<T> s = scratch.matrix<T>(n, p);
+  MatrixView<T> rt = scratch.matrix<T>(n, n);
+  const VectorView<const std::int64_t> rows_d = scratch.upload(rows);
+  const VectorView<const std::int64_t> row_from_d = scratch.upload(row_from);
+  const VectorView<const std::int64_t> row_to_d = scratch.upload(row_to);
+  const VectorView<const std::int64_t> col_from_d = scratch.upload(col_from);
+  const VectorView<const std::int64_t> col_to_d = scratch.upload(col_to);
+
+  MatrixView<T> q = q_view();
+  MatrixView<T> d = d_view();
+  std::int64_t launches = 0;
+  // 1. The rows' part in Q's last m - n columns (R's zero rows) into p columns: Householder QR
+  //    of Y = Q(rows, n:m)^T, applied to Q(:, n:m) from the right and to d(n:m) from the left.
+  GPUQR_DISPATCH(ctx_, gather_rows, MatrixView<const T>(q), rows_d, n, true, y);
+  detail::run_geqrf<T>(ctx_, y, tau);
+  detail::run_ormqr<T>(ctx_, Side::right, Op::no_trans, y, tau, q.block(0, n, m, m - n));
+  if (nrhs > 0) detail::run_ormqr<T>(ctx_, Side::left, Op::trans, y, tau, d.block(n, 0, m - n, nrhs));
+  launches += 1 + detail::blocked_launches(p, true) + (nrhs > 0 ? 2 : 1) * detail::blocked_launches(p, false);
+  // 2. Givens: zero the rows' part in the first n columns against pivot columns n..n+p-1.
+  GPUQR_DISPATCH(ctx_, gather_rows, MatrixView<const T>(q), rows_d, std::int64_t{0}, false, z);
+  GPUQR_DISPATCH(ctx_, deletion_rotations, z, c, s);
+  const MatrixView<const T> cc = c, sc = s;
+  GPUQR_DISPATCH(ctx_, apply_deletion_rotations, cc, sc, q.block(0, 0, m, n), q.block(0, n, m, p),
+                 true, false);
+  if (nrhs > 0) {
+    GPUQR_DISPATCH(ctx_, apply_deletion_rotations, cc, sc, d.block(0, 0, n, nrhs),
+                   d.block(n, 0, p, nrhs), false, false);
+  }
+  // R through its transpose, so that the threads' lines (R's columns) are contiguous.
+  GPUQR_DISPATCH(ctx_, transpose, MatrixView<const T>(r_.view()), rt);
+  GPUQR_DISPATCH(ctx_, apply_deletion_rotations, cc, sc, rt, MatrixView<T>(), true, true);
+  GPUQR_DISPATCH(ctx_, transpose, MatrixView<const T>(rt), r_.view());
+  launches += 2 + 1 + (nrhs > 0 ? 1 : 0) + 3;
+  // 3. Retire the removed rows and the pivot columns: move the last ones into their slots.
+  GPUQR_DISPATCH(ctx_, move_lines, q, col_from_d, col_to_d, false);
+  if (nrhs > 0) GPUQR_DISPATCH(ctx_, move_lines, d, col_from_d, col_to_d, true);
+  GPUQR_DISPATCH(ctx_, move_lines, q.block(0, 0, m, m - p), row_from_d, row_to_d, true);
+  launches += nrhs > 0 ? 3 : 2;
+
+  std::vector<std::int64_t> remap(static_cast<std::size_t>(m));
+  for (std::int64_t i = 0; i < m; ++i) remap[static_cast<std::size_t>(i)] = i;
+  for (std::size_t i = 0; i < row_from.size(); ++i)
+    remap[static_cast<std::size_t>(row_from[i])] = row_to[i];
+  row_order_.erase(row_order_.begin() + k, row_order_.begin() + k + p);
+  for (std::int64_t& i : row_order_) i = remap[static_cast<std::size_t>(i)];
+  m_ = m - p;
+  UpdateInfo info;
+  info.device_launches = ctx_.is_cuda() ? launches : 0;
+  info.rotations = n * p;
+  info.batches = 1;
+  return info;
+}
+
+template UpdateInfo UpdatableQR<float>::add_rows(std::int64_t, MatrixView<const float>,
+                                                 MatrixView<const float>);
+template UpdateInfo UpdatableQR<double>::add_rows(std::int64_t, MatrixView<const double>,
+                                                  MatrixView<const double>);
+template UpdateInfo UpdatableQR<float>::remove_rows(std::int64_t, std::int64_t);
+template UpdateInfo UpdatableQR<double>::remove_rows(std::int64_t, std::int64_t);
+
+}  // namespace gpuqr

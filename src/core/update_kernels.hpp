@@ -1,0 +1,73 @@
+// Leaf operations of QR updating (src/core/qr_update*.cpp), declared once and implemented per
+// backend: kernels::cpu (LAPACK's tpmqrt and plain loops: the reference twins) and
+// kernels::cuda (src/cuda/update_*.cu: cuBLAS GEMMs and our own kernels). Arguments are
+// checked by the drivers. Index vectors are int64 in the backend's memory space.
+#pragma once
+
+#include <cstdint>
+
+#include "gpuqr/dense.hpp"
+#include "src/core/context_impl.hpp"
+
+#define GPUQR_DECLARE_UPDATE_KERNELS                                                          \
+  /* Applies H = I - [I; V] T [I; V]^T (V p x k, T k x k upper: the reflectors of a tpqrt    \
+     panel, tpmqrt's shape with l = 0): left, op(H) [A; B] with A k x nc, B p x nc, W k x nc \
+     scratch; right, [A B] op(H) with A mr x k, B mr x p, W mr x k scratch. */               \
+  template <class T>                                                                          \
+  void tpmqrt(detail::ContextImpl& ctx, Side side, Op op, MatrixView<const T> v,             \
+              MatrixView<const T> t, MatrixView<T> a, MatrixView<T> b, MatrixView<T> w);     \
+  /* dst(i, c) = src(rows[i], col0 + c) (transpose false, dst p x nc) or                    \
+     dst(c, i) = src(rows[i], col0 + c) (transpose true, dst nc x p). */                     \
+  template <class T>                                                                          \
+  void gather_rows(detail::ContextImpl& ctx, MatrixView<const T> src,                        \
+                   VectorView<const std::int64_t> rows, std::int64_t col0, bool transpose,   \
+                   MatrixView<T> dst);                                                       \
+  /* a(to[i], :) = a(from[i], :) (rows true) or a(:, to[i]) = a(:, from[i]); the from and   \
+     to sets are disjoint. */                                                                 \
+  template <class T>                                                                          \
+  void move_lines(detail::ContextImpl& ctx, MatrixView<T> a, VectorView<const std::int64_t> from, \
+                  VectorView<const std::int64_t> to, bool rows);                             \
+  /* dst = src^T (dst cols x rows). */                                                        \
+  template <class T>                                                                          \
+  void transpose(detail::ContextImpl& ctx, MatrixView<const T> src, MatrixView<T> dst);      \
+  /* The Givens rotations that delete rows: z (p x (n + p)) holds, per removed row r, its    \
+     part of Q's first n columns and (columns n..n+p-1) its lower triangular part of the     \
+     compressed tail. For r = 0..p-1 and j = n-1..0, rotation (j, r) zeroes z(r, j) against \
+     the pivot z(r, n + r); c(j, r), s(j, r) (n x p each) receive it. z is overwritten. A    \
+     rotation maps (x, y) to (c x - s y, s x + c y) with x at position j, y at pivot r. */   \
+  template <class T>                                                                          \
+  void deletion_rotations(detail::ContextImpl& ctx, MatrixView<T> z, MatrixView<T> c,        \
+                          MatrixView<T> s);                                                   \
+  /* Applies the rotations of deletion_rotations to every line of x (lines: x's rows when     \
+     lines_are_rows, else its columns; positions 0..n-1 along the other index) with the p    \
+     pivots of each line in acc (same layout, positions 0..p-1), or zeros when acc is empty. \
+     Per line the order is j = n-1..0 and, per j, r = 0..p-1 (the order of the deletion).    \
+     triangular: line i only has positions j <= i (R^T, whose zeros stay zero). */           \
+  template <class T>                                                                          \
+  void apply_deletion_rotations(detail::ContextImpl& ctx, MatrixView<const T> c,             \
+                                MatrixView<const T> s, MatrixView<T> x, MatrixView<T> acc,    \
+                                bool lines_are_rows, bool triangular);
+
+#define GPUQR_INSTANTIATE_UPDATE_KERNELS(T)                                                   \
+  template void tpmqrt<T>(detail::ContextImpl&, Side, Op, MatrixView<const T>,               \
+                          MatrixView<const T>, MatrixView<T>, MatrixView<T>, MatrixView<T>); \
+  template void gather_rows<T>(detail::ContextImpl&, MatrixView<const T>,                    \
+                               VectorView<const std::int64_t>, std::int64_t, bool,           \
+                               MatrixView<T>);                                                \
+  template void move_lines<T>(detail::ContextImpl&, MatrixView<T>,                           \
+                              VectorView<const std::int64_t>, VectorView<const std::int64_t>, \
+                              bool);                                                          \
+  template void transpose<T>(detail::ContextImpl&, MatrixView<const T>, MatrixView<T>);      \
+  template void deletion_rotations<T>(detail::ContextImpl&, MatrixView<T>, MatrixView<T>,    \
+                                      MatrixView<T>);                                         \
+  template void apply_deletion_rotations<T>(detail::ContextImpl&, MatrixView<const T>,       \
+                                            MatrixView<const T>, MatrixView<T>,              \
+                                            MatrixView<T>, bool, bool);
+
+namespace gpuqr::kernels::cpu {
+GPUQR_DECLARE_UPDATE_KERNELS
+}  // namespace gpuqr::kernels::cpu
+
+namespace gpuqr::kernels::cuda {
+GPUQR_DECLARE_UPDATE_KERNELS
+}  // namespace gpuqr::kernels::cuda

@@ -1,0 +1,134 @@
+// CPU backend of the QR-updating leaves (src/core/update_kernels.hpp): LAPACK's tpmqrt for the
+// block reflectors of added rows, plain loops for the Givens sweeps of removed rows. These are
+// the reference twins of src/cuda/update_householder.cu and src/cuda/update_givens.cu.
+#include "src/core/update_kernels.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "src/cpu/lapack_wrappers.hpp"
+
+namespace gpuqr::kernels::cpu {
+
+using lapack::check_info;
+using lapack::to_int;
+
+namespace {
+
+lapack_int tpmqrt_call(char side, char trans, lapack_int m, lapack_int n, lapack_int k,
+                       const float* v, lapack_int ldv, const float* t, lapack_int ldt, float* a,
+                       lapack_int lda, float* b, lapack_int ldb, float* work) {
+  return LAPACKE_stpmqrt_work(LAPACK_COL_MAJOR, side, trans, m, n, k, 0, k, v, ldv, t, ldt, a,
+                              lda, b, ldb, work);
+}
+lapack_int tpmqrt_call(char side, char trans, lapack_int m, lapack_int n, lapack_int k,
+                       const double* v, lapack_int ldv, const double* t, lapack_int ldt,
+                       double* a, lapack_int lda, double* b, lapack_int ldb, double* work) {
+  return LAPACKE_dtpmqrt_work(LAPACK_COL_MAJOR, side, trans, m, n, k, 0, k, v, ldv, t, ldt, a,
+                              lda, b, ldb, work);
+}
+
+/// Element (line, pos) of a matrix whose lines are its rows or its columns.
+template <class T>
+T& at(MatrixView<T> x, bool lines_are_rows, std::int64_t line, std::int64_t pos) {
+  return lines_are_rows ? x(line, pos) : x(pos, line);
+}
+
+template <class T>
+void rotate(T c, T s, T& x, T& y) {
+  const T xx = x, yy = y;
+  x = c * xx - s * yy;
+  y = s * xx + c * yy;
+}
+
+}  // namespace
+
+template <class T>
+void tpmqrt(detail::ContextImpl&, Side side, Op op, MatrixView<const T> v, MatrixView<const T> t,
+            MatrixView<T> a, MatrixView<T> b, MatrixView<T> w) {
+  const std::int64_t k = v.cols();
+  if (k == 0 || b.empty() || v.rows() == 0) return;
+  // LAPACK: side L, B is m x n with V m x k; side R, B is m x n with V n x k.
+  const std::int64_t work_size = side == Side::left ? k * b.cols() : b.rows() * k;
+  std::vector<T> work(static_cast<std::size_t>(std::max<std::int64_t>(work_size, 1)));
+  (void)w;
+  check_info(tpmqrt_call(side == Side::left ? 'L' : 'R', op == Op::trans ? 'T' : 'N',
+                         to_int(b.rows(), "m"), to_int(b.cols(), "n"), to_int(k, "k"), v.data(),
+                         to_int(v.ld(), "ldv"), t.data(), to_int(t.ld(), "ldt"), a.data(),
+                         to_int(a.ld(), "lda"), b.data(), to_int(b.ld(), "ldb"), work.data()),
+             "tpmqrt");
+}
+
+template <class T>
+void gather_rows(detail::ContextImpl&, MatrixView<const T> src, VectorView<const std::int64_t> rows,
+                 std::int64_t col0, bool transpose, MatrixView<T> dst) {
+  const std::int64_t nc = transpose ? dst.rows() : dst.cols();
+  for (std::int64_t c = 0; c < nc; ++c)
+    for (std::int64_t i = 0; i < rows.size(); ++i) {
+      const T value = src(rows[i], col0 + c);
+      if (transpose) dst(c, i) = value; else dst(i, c) = value;
+    }
+}
+
+template <class T>
+void move_lines(detail::ContextImpl&, MatrixView<T> a, VectorView<const std::int64_t> from,
+                VectorView<const std::int64_t> to, bool rows) {
+  for (std::int64_t i = 0; i < from.size(); ++i) {
+    if (rows) {
+      for (std::int64_t c = 0; c < a.cols(); ++c) a(to[i], c) = a(from[i], c);
+    } else {
+      for (std::int64_t r = 0; r < a.rows(); ++r) a(r, to[i]) = a(r, from[i]);
+    }
+  }
+}
+
+template <class T>
+void transpose(detail::ContextImpl&, MatrixView<const T> src, MatrixView<T> dst) {
+  for (std::int64_t j = 0; j < src.cols(); ++j)
+    for (std::int64_t i = 0; i < src.rows(); ++i) dst(j, i) = src(i, j);
+}
+
+template <class T>
+void deletion_rotations(detail::ContextImpl&, MatrixView<T> z, MatrixView<T> c,
+                        MatrixView<T> s) {
+  const std::int64_t p = z.rows(), n = z.cols() - p;
+  for (std::int64_t r = 0; r < p; ++r) {
+    for (std::int64_t j = n - 1; j >= 0; --j) {
+      const T x = z(r, j), y = z(r, n + r);
+      const T rho = std::hypot(x, y);
+      const T cj = rho == T(0) ? T(1) : y / rho;
+      const T sj = rho == T(0) ? T(0) : x / rho;
+      c(j, r) = cj;
+      s(j, r) = sj;
+      z(r, j) = T(0);
+      z(r, n + r) = rho;
+      for (std::int64_t q = r + 1; q < p; ++q) rotate(cj, sj, z(q, j), z(q, n + r));
+    }
+  }
+}
+
+template <class T>
+void apply_deletion_rotations(detail::ContextImpl&, MatrixView<const T> c, MatrixView<const T> s,
+                              MatrixView<T> x, MatrixView<T> acc, bool lines_are_rows,
+                              bool triangular) {
+  const std::int64_t n = c.rows(), p = c.cols();
+  const std::int64_t lines = lines_are_rows ? x.rows() : x.cols();
+  std::vector<T> pivots(static_cast<std::size_t>(p));
+  for (std::int64_t line = 0; line < lines; ++line) {
+    for (std::int64_t r = 0; r < p; ++r)
+      pivots[r] = acc.empty() ? T(0) : at(acc, lines_are_rows, line, r);
+    const std::int64_t top = triangular ? std::min(line, n - 1) : n - 1;
+    for (std::int64_t j = top; j >= 0; --j) {
+      T& xj = at(x, lines_are_rows, line, j);
+      for (std::int64_t r = 0; r < p; ++r) rotate(c(j, r), s(j, r), xj, pivots[r]);
+    }
+    if (!acc.empty())
+      for (std::int64_t r = 0; r < p; ++r) at(acc, lines_are_rows, line, r) = pivots[r];
+  }
+}
+
+GPUQR_INSTANTIATE_UPDATE_KERNELS(float)
+GPUQR_INSTANTIATE_UPDATE_KERNELS(double)
+
+}  // namespace gpuqr::kernels::cpu

@@ -1,0 +1,302 @@
+// UpdatableQR (issue 5): after each row update, the object is compared with a fresh
+// factorization of the updated matrix A~, which the test tracks on the host: ||Q~R~ - A~||,
+// ||Q~^T Q~ - I||, the least-squares solution and residuals. Runs for every backend and
+// precision (CUDA cases skip without a GPU).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <iostream>
+#include <limits>
+#include <random>
+#include <vector>
+
+#include "gpuqr/accuracy.hpp"
+#include "gpuqr/dense.hpp"
+#include "gpuqr/update.hpp"
+#include "tests/support/backends.hpp"
+#include "tests/support/generators.hpp"
+#include "tests/support/ratios.hpp"
+
+namespace gpuqr::testing {
+namespace {
+
+constexpr double kBound = 30.0;
+
+class QrUpdateTest : public BackendTest {};
+
+/// A~ and b~ as the test sees them: host rows, in order.
+template <class T>
+struct Tracked {
+  Matrix<T> a, b;
+  void insert(std::int64_t k, const Matrix<T>& u, const Matrix<T>& e) {
+    a = stack(a, k, u);
+    b = stack(b, k, e);
+  }
+  void erase(std::int64_t k, std::int64_t p) {
+    a = cut(a, k, p);
+    b = cut(b, k, p);
+  }
+  static Matrix<T> stack(const Matrix<T>& x, std::int64_t k, const Matrix<T>& y) {
+    Matrix<T> out(x.rows() + y.rows(), x.cols());
+    for (std::int64_t j = 0; j < x.cols(); ++j) {
+      for (std::int64_t i = 0; i < k; ++i) out(i, j) = x(i, j);
+      for (std::int64_t i = 0; i < y.rows(); ++i) out(k + i, j) = y(i, j);
+      for (std::int64_t i = k; i < x.rows(); ++i) out(y.rows() + i, j) = x(i, j);
+    }
+    return out;
+  }
+  static Matrix<T> cut(const Matrix<T>& x, std::int64_t k, std::int64_t p) {
+    Matrix<T> out(x.rows() - p, x.cols());
+    for (std::int64_t j = 0; j < x.cols(); ++j)
+      for (std::int64_t i = 0; i < out.rows(); ++i) out(i, j) = x(i < k ? i : i + p, j);
+    return out;
+  }
+};
+
+struct Checked {
+  double backward = 0, orthogonality = 0, optimality = 0, x_diff = 0, res_diff = 0;
+};
+
+/// Compares the object with the tracked A~, b~ and with a fresh HouseholderQR of them.
+template <class T>
+Checked check_against_fresh(const Context& ctx, const UpdatableQR<T>& qr, const Tracked<T>& t) {
+  Checked out;
+  const std::int64_t m = t.a.rows(), n = t.a.cols();
+  EXPECT_EQ(qr.rows(), m);
+  EXPECT_EQ(qr.cols(), n);
+  const Matrix<T> r = to_host(ctx, qr.matrix_r());
+  for (std::int64_t j = 0; j < n; ++j)
+    for (std::int64_t i = j + 1; i < n; ++i) EXPECT_EQ(r(i, j), T(0));
+  if (qr.q_mode() != UpdateQ::none) {
+    const Matrix<T> q = to_host(ctx, qr.matrix_q());
+    EXPECT_EQ(q.cols(), qr.q_mode() == UpdateQ::full ? m : n);
+    const Matrix<T> q1 = Matrix<T>::copy_of(MatrixView<const T>(q.view().block(0, 0, m, n)));
+    out.backward = accuracy::qr_backward_error<T>(t.a.view(), q1.view(), r.view());
+    out.orthogonality = accuracy::orthogonality<T>(q.view());
+  }
+  LstsqInfo info, fresh_info;
+  const Matrix<T> x = to_host(ctx, qr.solve(&info));
+  HouseholderQR<T> fresh(Context::cpu(), t.a.view());
+  const Matrix<T> xf = fresh.solve(t.b.view(), &fresh_info);
+  EXPECT_FALSE(info.singular());
+  out.optimality = accuracy::lstsq_optimality_ratio<T>(t.a.view(), x.view(), t.b.view());
+  // x and the residuals agree with the fresh solve up to the conditioning.
+  const double scale = accuracy::eps<T>() / std::max(fresh_info.rcond_estimate, 1e-300);
+  out.x_diff = accuracy::relative_difference<T>(x.view(), xf.view()) / scale;
+  EXPECT_EQ(info.residual_norms.size(), fresh_info.residual_norms.size());
+  for (std::size_t j = 0; j < info.residual_norms.size(); ++j) {
+    double bnorm = 0;
+    for (std::int64_t i = 0; i < m; ++i) bnorm += double(t.b(i, j)) * double(t.b(i, j));
+    out.res_diff = std::max(out.res_diff, std::abs(info.residual_norms[j] -
+                                                   fresh_info.residual_norms[j]) /
+                                              (std::sqrt(bnorm) * scale));
+  }
+  return out;
+}
+
+template <class T>
+void expect_good(const Checked& c, double drift_bound = kBound) {
+  EXPECT_LT(track("update backward error", c.backward), drift_bound);
+  EXPECT_LT(track("update orthogonality", c.orthogonality), drift_bound);
+  EXPECT_LT(track("update lstsq optimality", c.optimality), drift_bound);
+  EXPECT_LT(track("update x vs fresh (eps/rcond)", c.x_diff), 1000.0);
+  EXPECT_LT(track("update residual vs fresh (eps/rcond)", c.res_diff), 1000.0);
+}
+
+TEST_P(QrUpdateTest, AddRowsAtEveryPositionAndSize) {
+  GPUQR_FOR_PRECISION(([&]<class T>() {
+    std::uint64_t seed = 500;
+    for (UpdateQ mode : {UpdateQ::full, UpdateQ::thin, UpdateQ::none}) {
+      const std::int64_t m0 = 40, n = 12;
+      Tracked<T> t{random_matrix<T>(m0, n, seed++), random_matrix<T>(m0, 2, seed++)};
+      UpdatableQR<T> qr(ctx(), t.a.view(), t.b.view(), mode);
+      expect_good<T>(check_against_fresh(ctx(), qr, t));
+      for (std::int64_t p : {1, 5, 70}) {
+        for (int where = 0; where < 3; ++where) {
+          const std::int64_t m = qr.rows();
+          const std::int64_t k = where == 0 ? 0 : (where == 1 ? m / 2 : m);
+          SCOPED_TRACE("mode " + std::to_string(int(mode)) + " p " + std::to_string(p) +
+                       " k " + std::to_string(k));
+          const Matrix<T> u = random_matrix<T>(p, n, seed++);
+          const Matrix<T> e = random_matrix<T>(p, 2, seed++);
+          const UpdateInfo info = qr.add_rows(k, u.view(), e.view());
+          EXPECT_GE(info.blocks, 1);
+          t.insert(k, u, e);
+          expect_good<T>(check_against_fresh(ctx(), qr, t));
+        }
+      }
+    }
+  }));
+}
+
+TEST_P(QrUpdateTest, RemoveRowsAtEveryPositionAndSize) {
+  GPUQR_FOR_PRECISION(([&]<class T>() {
+    std::uint64_t seed = 600;
+    for (std::int64_t p : {1, 4, 30, 120}) {  // 120 > kRemoveBatch: two batches
+      for (int where = 0; where < 3; ++where) {
+        const std::int64_t m = 160, n = 14;
+        Tracked<T> t{random_matrix<T>(m, n, seed++), random_matrix<T>(m, 3, seed++)};
+        UpdatableQR<T> qr(ctx(), t.a.view(), t.b.view(), UpdateQ::full);
+        const std::int64_t k = where == 0 ? 0 : (where == 1 ? (m - p) / 2 : m - p);
+        SCOPED_TRACE("p " + std::to_string(p) + " k " + std::to_string(k));
+        const UpdateInfo info = qr.remove_rows(k, p);
+        EXPECT_EQ(info.rotations, n * p);
+        EXPECT_EQ(info.batches, (p + UpdatableQR<T>::kRemoveBatch - 1) / UpdatableQR<T>::kRemoveBatch);
+        t.erase(k, p);
+        expect_good<T>(check_against_fresh(ctx(), qr, t));
+      }
+    }
+    // Down to m = n exactly.
+    const std::int64_t n = 9;
+    Tracked<T> t{random_matrix<T>(20, n, seed++), random_matrix<T>(20, 1, seed++)};
+    UpdatableQR<T> qr(ctx(), t.a.view(), t.b.view());
+    qr.remove_rows(3, 11);
+    t.erase(3, 11);
+    expect_good<T>(check_against_fresh(ctx(), qr, t));
+  }));
+}
+
+TEST_P(QrUpdateTest, LongMixedSequenceKeepsOrthogonality) {
+  GPUQR_FOR_PRECISION(([&]<class T>() {
+    const std::int64_t n = 7, steps = 300;
+    std::mt19937_64 rng(77);
+    std::uint64_t seed = 700;
+    Tracked<T> t{random_matrix<T>(24, n, seed++), random_matrix<T>(24, 2, seed++)};
+    UpdatableQR<T> qr(ctx(), t.a.view(), t.b.view(), UpdateQ::full);
+    double worst_orth = 0, worst_backward = 0;
+    for (std::int64_t step = 1; step <= steps; ++step) {
+      const std::int64_t m = qr.rows();
+      const std::int64_t p = 1 + static_cast<std::int64_t>(rng() % 6);
+      const bool add = m - p < n + 3 || (m <= 60 && rng() % 2 == 0);
+      const std::int64_t k = static_cast<std::int64_t>(rng() % (add ? m + 1 : m - p + 1));
+      if (add) {
+        const Matrix<T> u = random_matrix<T>(p, n, seed++);
+        const Matrix<T> e = random_matrix<T>(p, 2, seed++);
+        qr.add_rows(k, u.view(), e.view());
+        t.insert(k, u, e);
+      } else {
+        qr.remove_rows(k, p);
+        t.erase(k, p);
+      }
+      if (step % 10 == 0 || step == steps) {
+        const Checked c = check_against_fresh(ctx(), qr, t);
+        worst_orth = std::max(worst_orth, c.orthogonality);
+        worst_backward = std::max(worst_backward, c.backward);
+        if (step % 50 == 0) {
+          std::cout << "  step " << step << ": m = " << qr.rows() << ", orthogonality "
+                    << c.orthogonality << ", backward error " << c.backward << "\n";
+        }
+        // Drift: rounding accumulates over the sequence, so the bound grows with it.
+        expect_good<T>(c, 10.0 * kBound);
+      }
+    }
+    track("sequence orthogonality drift (300 steps)", worst_orth);
+    track("sequence backward error (300 steps)", worst_backward);
+  }));
+}
+
+TEST_P(QrUpdateTest, InputsFromEitherSpaceGiveTheSameFactors) {
+  GPUQR_FOR_PRECISION(([&]<class T>() {
+    const Matrix<T> a = random_matrix<T>(30, 6, 800), b = random_matrix<T>(30, 1, 801);
+    const Matrix<T> u = random_matrix<T>(4, 6, 802), e = random_matrix<T>(4, 1, 803);
+    UpdatableQR<T> from_host(ctx(), a.view(), b.view());
+    from_host.add_rows(7, u.view(), e.view());
+    const Matrix<T> a_c = to_ctx<T>(ctx(), a.view()), b_c = to_ctx<T>(ctx(), b.view());
+    const Matrix<T> u_c = to_ctx<T>(ctx(), u.view()), e_c = to_ctx<T>(ctx(), e.view());
+    UpdatableQR<T> from_ctx(ctx(), a_c.view(), b_c.view());
+    from_ctx.add_rows(7, u_c.view(), e_c.view());
+    const Matrix<T> r1 = to_host(ctx(), from_host.matrix_r());
+    const Matrix<T> r2 = to_host(ctx(), from_ctx.matrix_r());
+    EXPECT_EQ(accuracy::relative_difference<T>(r1.view(), r2.view()), 0.0);
+    EXPECT_EQ(from_host.row_order(), from_ctx.row_order());
+  }));
+}
+
+/// R, d (bitwise), m and the row order, to show that a failed call changed nothing.
+template <class T>
+struct Snapshot {
+  Matrix<T> r, d;
+  std::int64_t m;
+  std::vector<std::int64_t> order;
+  Snapshot(const Context& ctx, const UpdatableQR<T>& qr)
+      : r(to_host(ctx, qr.matrix_r())), d(to_host(ctx, qr.matrix_d())), m(qr.rows()),
+        order(qr.row_order()) {}
+  void expect_same(const Context& ctx, const UpdatableQR<T>& qr) const {
+    const Matrix<T> r2 = to_host(ctx, qr.matrix_r()), d2 = to_host(ctx, qr.matrix_d());
+    ASSERT_EQ(qr.rows(), m);
+    EXPECT_EQ(qr.row_order(), order);
+    EXPECT_EQ(std::memcmp(r.data(), r2.data(), sizeof(T) * r.rows() * r.cols()), 0);
+    EXPECT_EQ(std::memcmp(d.data(), d2.data(), sizeof(T) * d.rows() * d.cols()), 0);
+  }
+};
+
+TEST_P(QrUpdateTest, BadInputIsAClearErrorAndChangesNothing) {
+  GPUQR_FOR_PRECISION(([&]<class T>() {
+    const std::int64_t m = 25, n = 6;
+    const Matrix<T> a = random_matrix<T>(m, n, 900), b = random_matrix<T>(m, 2, 901);
+    UpdatableQR<T> qr(ctx(), a.view(), b.view(), UpdateQ::full);
+    qr.add_rows(3, random_matrix<T>(2, n, 902).view(), random_matrix<T>(2, 2, 903).view());
+    const Snapshot<T> before(ctx(), qr);
+    const Matrix<T> u = random_matrix<T>(3, n, 904), e = random_matrix<T>(3, 2, 905);
+    EXPECT_THROW(qr.add_rows(-1, u.view(), e.view()), InvalidArgument);
+    EXPECT_THROW(qr.add_rows(qr.rows() + 1, u.view(), e.view()), InvalidArgument);
+    EXPECT_THROW(qr.add_rows(0, random_matrix<T>(3, n + 1, 906).view(), e.view()), InvalidArgument);
+    EXPECT_THROW(qr.add_rows(0, u.view(), random_matrix<T>(2, 2, 907).view()), InvalidArgument);
+    EXPECT_THROW(qr.add_rows(0, u.view(), random_matrix<T>(3, 1, 908).view()), InvalidArgument);
+    Matrix<T> bad_u = u.clone(), bad_e = e.clone();
+    bad_u(1, 2) = std::numeric_limits<T>::quiet_NaN();
+    bad_e(2, 1) = std::numeric_limits<T>::infinity();
+    EXPECT_THROW(qr.add_rows(1, bad_u.view(), e.view()), InvalidArgument);
+    EXPECT_THROW(qr.add_rows(1, u.view(), bad_e.view()), InvalidArgument);
+    EXPECT_THROW(qr.remove_rows(-1, 1), InvalidArgument);
+    EXPECT_THROW(qr.remove_rows(0, -1), InvalidArgument);
+    EXPECT_THROW(qr.remove_rows(qr.rows() - 2, 3), InvalidArgument);
+    EXPECT_THROW(qr.remove_rows(0, qr.rows() - n + 1), InvalidArgument);  // fewer than n left
+    before.expect_same(ctx(), qr);
+    // Operations the Q mode cannot do.
+    UpdatableQR<T> thin(ctx(), a.view(), b.view(), UpdateQ::thin);
+    UpdatableQR<T> none(ctx(), a.view(), b.view(), UpdateQ::none);
+    const Snapshot<T> thin_before(ctx(), thin);
+    EXPECT_THROW(thin.remove_rows(0, 1), InvalidArgument);
+    EXPECT_THROW(none.remove_rows(0, 1), InvalidArgument);
+    EXPECT_THROW(none.matrix_q(), InvalidArgument);
+    thin_before.expect_same(ctx(), thin);
+    // Bad construction.
+    EXPECT_THROW(UpdatableQR<T>(ctx(), random_matrix<T>(4, 5, 909).view(), MatrixView<const T>()),
+                 InvalidArgument);
+    EXPECT_THROW(UpdatableQR<T>(ctx(), a.view(), random_matrix<T>(m - 1, 1, 910).view()),
+                 InvalidArgument);
+    Matrix<T> bad_a = a.clone();
+    bad_a(0, 0) = std::numeric_limits<T>::quiet_NaN();
+    EXPECT_THROW(UpdatableQR<T>(ctx(), bad_a.view(), b.view()), InvalidArgument);
+  }));
+}
+
+TEST_P(QrUpdateTest, NoRightHandSidesAndEmptyUpdates) {
+  GPUQR_FOR_PRECISION(([&]<class T>() {
+    const Matrix<T> a = random_matrix<T>(20, 5, 950);
+    UpdatableQR<T> qr(ctx(), a.view(), MatrixView<const T>());
+    EXPECT_EQ(qr.rhs_count(), 0);
+    const Snapshot<T> before(ctx(), qr);
+    qr.add_rows(4, MatrixView<const T>(nullptr, 0, 5, 1), MatrixView<const T>());
+    qr.remove_rows(2, 0);
+    before.expect_same(ctx(), qr);
+    const Matrix<T> u = random_matrix<T>(3, 5, 951);
+    qr.add_rows(20, u.view(), MatrixView<const T>());
+    qr.remove_rows(0, 4);
+    Tracked<T> t{a.clone(), Matrix<T>(20, 0)};
+    t.a = Tracked<T>::stack(t.a, 20, u);
+    t.a = Tracked<T>::cut(t.a, 0, 4);
+    const Matrix<T> r = to_host(ctx(), qr.matrix_r());
+    const Matrix<T> q = to_host(ctx(), qr.matrix_q());
+    const Matrix<T> q1 = Matrix<T>::copy_of(MatrixView<const T>(q.view().block(0, 0, 19, 5)));
+    EXPECT_LT(accuracy::qr_backward_error<T>(t.a.view(), q1.view(), r.view()), kBound);
+    EXPECT_EQ(qr.solve().cols(), 0);
+  }));
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, QrUpdateTest, all_backend_cases(), case_name);
+
+}  // namespace
+}  // namespace gpuqr::testing

@@ -1,0 +1,156 @@
+// Each CUDA leaf of QR updating (src/core/update_kernels.hpp) against its CPU twin on the same
+// inputs, entry by entry within rounding. CUDA only: skips without a GPU.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "gpuqr/accuracy.hpp"
+#include "src/core/update_kernels.hpp"
+#include "tests/support/backends.hpp"
+#include "tests/support/generators.hpp"
+
+namespace gpuqr::testing {
+namespace {
+
+class QrUpdateCudaTwins : public BackendTest {};
+
+/// max |x - y| / max |y|.
+template <class T>
+double entry_diff(const Matrix<T>& x, const Matrix<T>& y) {
+  double diff = 0.0, size = 0.0;
+  for (std::int64_t j = 0; j < y.cols(); ++j)
+    for (std::int64_t i = 0; i < y.rows(); ++i) {
+      diff = std::max(diff, std::abs(double(x(i, j)) - double(y(i, j))));
+      size = std::max(size, std::abs(double(y(i, j))));
+    }
+  return size > 0 ? diff / size : diff;
+}
+
+/// Indices on the device (owning), for the gather and move leaves.
+struct DeviceIndices {
+  std::int64_t* data = nullptr;
+  std::int64_t size = 0;
+  int device = 0;
+  DeviceIndices(const std::vector<std::int64_t>& host, int dev) : size(host.size()), device(dev) {
+    const std::size_t bytes = host.size() * sizeof(std::int64_t);
+    data = static_cast<std::int64_t*>(detail::allocate(bytes, MemorySpace::device, dev));
+    detail::copy_2d(data, size, MemorySpace::device, host.data(), size, MemorySpace::host, size,
+                    1, sizeof(std::int64_t));
+  }
+  ~DeviceIndices() { detail::deallocate(data, MemorySpace::device, device); }
+  VectorView<const std::int64_t> view() const {
+    return VectorView<const std::int64_t>(data, size, MemorySpace::device, device);
+  }
+};
+
+template <class T>
+double bound(std::int64_t length) {
+  return 20.0 * std::sqrt(double(std::max<std::int64_t>(length, 1))) * accuracy::eps<T>();
+}
+
+TEST_P(QrUpdateCudaTwins, TpmqrtMatchesLapack) {
+  GPUQR_FOR_PRECISION(([&]<class T>() {
+    Context cpu = Context::cpu();
+    const std::int64_t p = 37, k = 20, nc = 29;
+    const Matrix<T> v = random_matrix<T>(p, k, 1);
+    Matrix<T> t = random_matrix<T>(k, k, 2);
+    for (std::int64_t j = 0; j < k; ++j)
+      for (std::int64_t i = j + 1; i < k; ++i) t(i, j) = T(0);
+    for (Side side : {Side::left, Side::right}) {
+      for (Op op : {Op::no_trans, Op::trans}) {
+        const std::int64_t ar = side == Side::left ? k : nc, ac = side == Side::left ? nc : k;
+        const std::int64_t br = side == Side::left ? p : nc, bc = side == Side::left ? nc : p;
+        Matrix<T> a = random_matrix<T>(ar, ac, 3), b = random_matrix<T>(br, bc, 4);
+        Matrix<T> w(ar, ac);
+        Matrix<T> a_g = to_ctx<T>(ctx(), a.view()), b_g = to_ctx<T>(ctx(), b.view());
+        Matrix<T> v_g = to_ctx<T>(ctx(), v.view()), t_g = to_ctx<T>(ctx(), t.view());
+        Matrix<T> w_g(ar, ac, MemorySpace::device, ctx().device());
+        kernels::cpu::tpmqrt<T>(cpu.impl(), side, op, v.view(), t.view(), a.view(), b.view(),
+                                w.view());
+        kernels::cuda::tpmqrt<T>(ctx().impl(), side, op, v_g.view(), t_g.view(), a_g.view(),
+                                 b_g.view(), w_g.view());
+        EXPECT_LT(entry_diff(to_host(ctx(), a_g), a), bound<T>(p * k));
+        EXPECT_LT(entry_diff(to_host(ctx(), b_g), b), bound<T>(p * k));
+      }
+    }
+  }));
+}
+
+TEST_P(QrUpdateCudaTwins, GatherMoveTransposeAreExact) {
+  GPUQR_FOR_PRECISION(([&]<class T>() {
+    Context cpu = Context::cpu();
+    const Matrix<T> a = random_matrix<T>(50, 40, 5);
+    const std::vector<std::int64_t> rows = {7, 0, 49, 23};
+    const DeviceIndices rows_d(rows, ctx().device());
+    const Matrix<T> a_g = to_ctx<T>(ctx(), a.view());
+    for (bool tr : {false, true}) {
+      Matrix<T> z(tr ? 30 : 4, tr ? 4 : 30);
+      Matrix<T> z_g(z.rows(), z.cols(), MemorySpace::device, ctx().device());
+      kernels::cpu::gather_rows<T>(cpu.impl(), a.view(), VectorView<const std::int64_t>(rows.data(), 4),
+                                   10, tr, z.view());
+      kernels::cuda::gather_rows<T>(ctx().impl(), a_g.view(), rows_d.view(), 10, tr, z_g.view());
+      EXPECT_EQ(entry_diff(to_host(ctx(), z_g), z), 0.0);
+    }
+    const std::vector<std::int64_t> from = {45, 46, 48}, to = {3, 11, 20};
+    const DeviceIndices from_d(from, ctx().device()), to_d(to, ctx().device());
+    for (bool as_rows : {true, false}) {
+      Matrix<T> x = a.clone();
+      Matrix<T> x_g = to_ctx<T>(ctx(), a.view());
+      MatrixView<T> xv = as_rows ? x.view() : x.view().block(0, 0, 50, 49);
+      MatrixView<T> xgv = as_rows ? x_g.view() : x_g.view().block(0, 0, 50, 49);
+      kernels::cpu::move_lines<T>(cpu.impl(), xv, VectorView<const std::int64_t>(from.data(), 3),
+                                  VectorView<const std::int64_t>(to.data(), 3), as_rows);
+      kernels::cuda::move_lines<T>(ctx().impl(), xgv, from_d.view(), to_d.view(), as_rows);
+      EXPECT_EQ(entry_diff(to_host(ctx(), x_g), x), 0.0);
+    }
+    Matrix<T> at(40, 50), at_g(40, 50, MemorySpace::device, ctx().device());
+    kernels::cpu::transpose<T>(cpu.impl(), a.view(), at.view());
+    kernels::cuda::transpose<T>(ctx().impl(), a_g.view(), at_g.view());
+    EXPECT_EQ(entry_diff(to_host(ctx(), at_g), at), 0.0);
+  }));
+}
+
+TEST_P(QrUpdateCudaTwins, DeletionRotationsMatch) {
+  GPUQR_FOR_PRECISION(([&]<class T>() {
+    Context cpu = Context::cpu();
+    for (auto [p, n] : {std::pair<std::int64_t, std::int64_t>{1, 9}, {5, 40}, {33, 70}, {96, 130}}) {
+      SCOPED_TRACE("p " + std::to_string(p) + " n " + std::to_string(n));
+      Matrix<T> z = random_matrix<T>(p, n + p, 10 + p);
+      const Matrix<T> z_g0 = to_ctx<T>(ctx(), z.view());
+      Matrix<T> z_g = z_g0.clone();
+      Matrix<T> c(n, p), s(n, p);
+      Matrix<T> c_g(n, p, MemorySpace::device, ctx().device()), s_g(n, p, MemorySpace::device, ctx().device());
+      kernels::cpu::deletion_rotations<T>(cpu.impl(), z.view(), c.view(), s.view());
+      kernels::cuda::deletion_rotations<T>(ctx().impl(), z_g.view(), c_g.view(), s_g.view());
+      EXPECT_LT(entry_diff(to_host(ctx(), c_g), c), bound<T>(n * p));
+      EXPECT_LT(entry_diff(to_host(ctx(), s_g), s), bound<T>(n * p));
+      // Their application: lines as rows (Q), as columns (d), triangular (R^T).
+      const std::int64_t lines = 150;
+      for (int variant = 0; variant < 3; ++variant) {
+        const bool rows = variant != 1, tri = variant == 2;
+        Matrix<T> x = rows ? random_matrix<T>(tri ? n : lines, n, 20) : random_matrix<T>(n, lines, 20);
+        if (tri)
+          for (std::int64_t j = 0; j < n; ++j)
+            for (std::int64_t i = 0; i < j; ++i) x(i, j) = T(0);  // R^T is lower triangular
+        Matrix<T> acc = tri ? Matrix<T>() : (rows ? random_matrix<T>(lines, p, 21)
+                                                  : random_matrix<T>(p, lines, 21));
+        Matrix<T> x_g = to_ctx<T>(ctx(), x.view());
+        Matrix<T> acc_g = tri ? Matrix<T>() : to_ctx<T>(ctx(), acc.view());
+        kernels::cpu::apply_deletion_rotations<T>(cpu.impl(), c.view(), s.view(), x.view(),
+                                                  acc.view(), rows, tri);
+        const Matrix<T> c_h = to_ctx<T>(ctx(), c.view()), s_h = to_ctx<T>(ctx(), s.view());
+        kernels::cuda::apply_deletion_rotations<T>(ctx().impl(), c_h.view(), s_h.view(),
+                                                   x_g.view(), acc_g.view(), rows, tri);
+        EXPECT_LT(entry_diff(to_host(ctx(), x_g), x), bound<T>(n * p)) << "variant " << variant;
+        if (!tri) EXPECT_LT(entry_diff(to_host(ctx(), acc_g), acc), bound<T>(n * p));
+      }
+    }
+  }));
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, QrUpdateCudaTwins, cuda_backend_cases(), case_name);
+
+}  // namespace
+}  // namespace gpuqr::testing
