@@ -22,6 +22,14 @@
 // context's stream except where an info struct comes back (these calls synchronize once at the
 // end, since the method actually used and the estimate are host values). Inputs are checked
 // before anything is written. float and double are instantiated. Requires m >= n.
+//
+// How `automatic` chooses: for m < 4 n Householder QR (as fast there). Otherwise CholeskyQR2,
+// accepted only when both Cholesky factorizations succeed and the second step's Gram matrix
+// certifies the result (||W^T W - I||_F <= 0.25, so the last step works on a matrix with
+// kappa^2 < 1.7 and is as orthogonal as Householder QR); else shifted CholeskyQR3 under the
+// same certificate; else Householder QR. TsqrInfo says which method produced the result and
+// why the others were given up. Methods qrf_ah and tsqr are not in this build yet: asking for
+// them throws NotCompiled.
 #pragma once
 
 #include <cstdint>
@@ -51,6 +59,12 @@ struct TsqrOptions {
   TsqrMethod method = TsqrMethod::automatic;
   /// Panel width (qrf_ah) or rows per leaf block (tsqr); 0 picks one by shape and precision.
   std::int64_t block = 0;
+  /// When a named CholeskyQR method's result is rejected (its Cholesky broke down, or the
+  /// certificate below failed), true (the default) recomputes by Householder QR and says why
+  /// in TsqrInfo::fallback_reason; false returns the rejected result anyway (info.method stays
+  /// the method, fallback_reason says why it is not to be trusted): for experiments only.
+  /// `automatic` always falls back.
+  bool fallback = true;
 };
 
 /// What a tall-skinny factorization did.
@@ -64,6 +78,9 @@ struct TsqrInfo {
   std::string fallback_reason;
   /// qrf_ah: how many panels ended early on the breakdown test.
   std::int64_t panels_shrunk = 0;
+  /// CholeskyQR methods: ||W^T W - I||_F for the input W of the last CholeskyQR step, the
+  /// certificate of the result's orthogonality (accepted when <= 0.25); -1 otherwise.
+  double orthogonality_certificate = -1;
 };
 
 /// QR of an m x n matrix (m >= n) in geqrf's form: on exit R is on and above the diagonal of

@@ -1,0 +1,174 @@
+// CholeskyQR2 and shifted CholeskyQR3 over the leaves of src/core/cholqr_kernels.hpp.
+//
+// One CholeskyQR step on W (m x n): G = W^T W (GEMM), R = chol(G + s I) and R^{-1} (n x n),
+// W := W R^{-1} (GEMM with the explicit inverse). CholeskyQR2 is two steps (s = 0);
+// shifted CholeskyQR3 is a shifted step followed by two plain ones. Every step is enqueued
+// without waiting except for one read of the step's status (a few doubles) after its
+// Cholesky: a breakdown ends the attempt there, and R's conditioning picks how R^{-1} is
+// applied: by GEMM with the explicit inverse (fast, and accurate while R is well conditioned:
+// fl(A X) errs by u |A| |X|, a residual of order kappa(R) u), else by TRSM (row-wise backward
+// stable). Only after the last step is certified are Q (the last GEMM) and R = R_k ... R_1
+// written, so a rejected attempt changes nothing.
+#include "src/core/cholesky_qr.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+
+#include "src/core/cholqr_kernels.hpp"
+#include "src/core/dense_kernels.hpp"
+#include "src/core/dispatch.hpp"
+
+namespace gpuqr::detail {
+
+double cholesky_shift_factor(std::int64_t m, std::int64_t n, double unit_roundoff) {
+  return 11.0 * (double(m) * double(n) + double(n) * double(n + 1)) * unit_roundoff;
+}
+
+template <class T>
+TsqrBuffers<T> carve_tsqr_buffers(const Context& ctx, std::int64_t m, std::int64_t n,
+                                  int work_matrices) {
+  const std::int64_t n1 = std::max<std::int64_t>(n, 1), m1 = std::max<std::int64_t>(m, 1);
+  auto round = [](std::size_t bytes) { return (bytes + 255) / 256 * 256; };
+  const std::size_t mat = round(std::size_t(m1) * std::size_t(n1) * sizeof(T));
+  const std::size_t sq = round(std::size_t(n1) * std::size_t(n1) * sizeof(T));
+  const std::size_t vec = round(std::size_t(n1) * sizeof(T));
+  const std::size_t stat = round(3 * kStatusSize * sizeof(double));
+  const std::size_t total = std::size_t(work_matrices) * mat + 6 * sq + 2 * vec + stat;
+  TsqrBuffers<T> buf;
+  char* base = nullptr;
+  if (ctx.is_cuda()) {
+    base = static_cast<char*>(
+        cuda_workspace(ctx.impl(), total, ContextImpl::kTallSkinnyWorkspace));
+  } else {
+    buf.host.assign(total / sizeof(double) + 1, 0.0);
+    base = reinterpret_cast<char*>(buf.host.data());
+  }
+  const MemorySpace space = space_of(ctx);
+  const int dev = ctx.device();
+  char* p = base;
+  auto take_matrix = [&](std::int64_t rows, std::size_t bytes) {
+    MatrixView<T> v(reinterpret_cast<T*>(p), rows, n, std::max<std::int64_t>(rows, 1), space,
+                    dev);
+    p += bytes;
+    return v;
+  };
+  for (int i = 0; i < work_matrices; ++i) buf.w[i] = take_matrix(m, mat);
+  for (auto& r : buf.r) r = take_matrix(n, sq);
+  buf.rinv = take_matrix(n, sq);
+  buf.prod = take_matrix(n, sq);
+  buf.t = take_matrix(n, sq);
+  buf.d = VectorView<T>(reinterpret_cast<T*>(p), n, space, dev);
+  p += vec;
+  buf.tau = VectorView<T>(reinterpret_cast<T*>(p), n, space, dev);
+  p += vec;
+  buf.status = VectorView<double>(reinterpret_cast<double*>(p), 3 * kStatusSize, space, dev);
+  return buf;
+}
+
+namespace {
+
+/// The status vectors of all steps on the host (synchronizes on CUDA: the one wait).
+std::vector<double> read_status(const Context& ctx, VectorView<double> status) {
+  std::vector<double> host(static_cast<std::size_t>(status.size()));
+  if (ctx.is_cuda()) {
+    ctx.synchronize();  // the statuses are written by work queued on the stream
+    copy_2d(host.data(), status.size(), MemorySpace::host, status.data(), status.size(),
+            MemorySpace::device, status.size(), 1, sizeof(double));
+  } else {
+    std::copy(status.data(), status.data() + status.size(), host.begin());
+  }
+  return host;
+}
+
+VectorView<double> step_status(VectorView<double> all, int step) {
+  return VectorView<double>(all.data() + step * kStatusSize, kStatusSize, all.space(),
+                            all.device());
+}
+
+std::string fmt(double v) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.3g", v);
+  return text;
+}
+
+}  // namespace
+
+template <class T>
+CholeskyQrOutcome cholesky_qr(const Context& ctx, MatrixView<const T> a, MatrixView<T> q,
+                              bool shifted, bool keep_rejected, TsqrBuffers<T>& buf) {
+  const std::int64_t m = a.rows(), n = a.cols();
+  const int steps = shifted ? 3 : 2;
+  const double unit_roundoff = std::numeric_limits<T>::epsilon() / 2;
+  const std::string method = shifted ? "shifted CholeskyQR3" : "CholeskyQR2";
+  CholeskyQrOutcome outcome;
+  double estimate = 1.0;
+  MatrixView<const T> in = a;
+  for (int s = 0; s < steps; ++s) {
+    GPUQR_DISPATCH(ctx, gram, in, buf.r[s]);
+    const double shift = (shifted && s == 0) ? cholesky_shift_factor(m, n, unit_roundoff) : 0.0;
+    GPUQR_DISPATCH(ctx, cholesky_inverse, buf.r[s], buf.rinv, shift,
+                   step_status(buf.status, s));
+    // One wait per step: a breakdown ends the attempt early, and R's conditioning decides how
+    // R^{-1} is applied.
+    const std::vector<double> x = read_status(ctx, step_status(buf.status, s));
+    if (x[kStatusBreakdown] != 0.0 && outcome.reason.empty()) {
+      const auto col = static_cast<std::int64_t>(x[kStatusBreakdown]);
+      outcome.reason = method + " step " + std::to_string(s + 1) +
+                       ": the Cholesky factorization of the Gram matrix broke down " +
+                       (col > n ? std::string("(R is numerically singular)")
+                                : "at column " + std::to_string(col - 1));
+      if (!keep_rejected) return outcome;
+    }
+    const double norm_r = std::sqrt(x[kStatusTrace] + double(n) * x[kStatusShift]);
+    const double kappa_f = norm_r * x[kStatusInverseNorm];
+    const double ratio = x[kStatusMinDiag] > 0 ? x[kStatusMaxDiag] / x[kStatusMinDiag]
+                                               : std::numeric_limits<double>::infinity();
+    estimate *= std::max({1.0, ratio, kappa_f / double(n)});
+    if (s + 1 == steps) {
+      outcome.last_offset = x[kStatusOffset];
+      break;
+    }
+    MatrixView<T> out = buf.w[s % 2];
+    if (kappa_f / std::sqrt(double(n)) <= kGemmCondition) {
+      GPUQR_DISPATCH(ctx, multiply, Op::no_trans, in, MatrixView<const T>(buf.rinv), out);
+    } else {
+      GPUQR_DISPATCH(ctx, copy, in, out);
+      GPUQR_DISPATCH(ctx, trsm_right_upper, MatrixView<const T>(buf.r[s]), out);
+    }
+    in = out;
+  }
+  if (outcome.reason.empty()) outcome.condition_estimate = estimate;
+  if (outcome.reason.empty() && !(outcome.last_offset <= kCertificateOffset)) {
+    outcome.reason = method +
+                     ": the last step's input is not orthogonal enough to certify the result "
+                     "(||W^T W - I||_F = " + fmt(outcome.last_offset) + " > " +
+                     fmt(kCertificateOffset) + ")";
+  }
+  if (!outcome.reason.empty() && !keep_rejected) return outcome;
+  // Accepted (or kept on request): Q = W R_last^{-1}, R = R_last ... R_1 (products of upper triangles).
+  GPUQR_DISPATCH(ctx, multiply, Op::no_trans, in, MatrixView<const T>(buf.rinv), q);
+  if (shifted) {
+    GPUQR_DISPATCH(ctx, multiply, Op::no_trans, MatrixView<const T>(buf.r[2]),
+                   MatrixView<const T>(buf.r[1]), buf.t);
+    GPUQR_DISPATCH(ctx, multiply, Op::no_trans, MatrixView<const T>(buf.t),
+                   MatrixView<const T>(buf.r[0]), buf.prod);
+  } else {
+    GPUQR_DISPATCH(ctx, multiply, Op::no_trans, MatrixView<const T>(buf.r[1]),
+                   MatrixView<const T>(buf.r[0]), buf.prod);
+  }
+  outcome.ok = outcome.reason.empty();
+  return outcome;
+}
+
+#define GPUQR_INSTANTIATE_CHOLESKY_QR(T)                                                     \
+  template TsqrBuffers<T> carve_tsqr_buffers<T>(const Context&, std::int64_t, std::int64_t, \
+                                                int);                                        \
+  template CholeskyQrOutcome cholesky_qr<T>(const Context&, MatrixView<const T>,             \
+                                            MatrixView<T>, bool, bool, TsqrBuffers<T>&);
+
+GPUQR_INSTANTIATE_CHOLESKY_QR(float)
+GPUQR_INSTANTIATE_CHOLESKY_QR(double)
+
+}  // namespace gpuqr::detail

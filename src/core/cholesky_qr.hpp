@@ -1,0 +1,73 @@
+// CholeskyQR2 and shifted CholeskyQR3 (backend-agnostic drivers over the leaves of
+// src/core/cholqr_kernels.hpp), with the a-posteriori certificate that lets the public
+// tall-skinny API fall back to Householder QR instead of returning a poor factorization.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "gpuqr/tsqr.hpp"
+
+namespace gpuqr::detail {
+
+/// Buffers of one tall-skinny call, carved from the context's tall-skinny workspace (CUDA) or
+/// a host vector (CPU): up to two m x n work matrices, the n x n factors and the status.
+template <class T>
+struct TsqrBuffers {
+  MatrixView<T> w[2];      // m x n work matrices (w[1] empty unless asked for)
+  MatrixView<T> r[3];      // R of each CholeskyQR step (n x n; the Gram matrix first)
+  MatrixView<T> rinv;      // the inverse of the last R
+  MatrixView<T> prod;      // R products, then the final R (n x n)
+  MatrixView<T> t;         // orhr_col's T (n x n)
+  VectorView<T> d;         // orhr_col's signs (n)
+  VectorView<T> tau;       // Householder scalars (n) for the householder method
+  VectorView<double> status;  // 3 * kStatusSize doubles, context memory
+  std::vector<double> host;   // CPU: the storage behind every view above
+};
+
+/// Carves the buffers for an m x n problem; `work_matrices` (0, 1 or 2) m x n work matrices.
+template <class T>
+TsqrBuffers<T> carve_tsqr_buffers(const Context& ctx, std::int64_t m, std::int64_t n,
+                                  int work_matrices);
+
+/// What a CholeskyQR attempt ended with.
+struct CholeskyQrOutcome {
+  bool ok = false;
+  /// Why the result was rejected (empty when ok).
+  std::string reason;
+  /// Estimate of kappa_2(A): the product over steps of max(|R|_diag ratio, kappa_F(R_k) / n),
+  /// each a lower bound of kappa_2(R_k); -1 when a step broke down.
+  double condition_estimate = -1;
+  /// ||W^T W - I||_F of the last step's input W (the certificate; -1 when not reached).
+  double last_offset = -1;
+};
+
+/// The largest ||W^T W - I||_F accepted for the last CholeskyQR step's input W: then
+/// kappa_2(W)^2 <= (1 + 0.25) / (1 - 0.25) < 1.7, and CholeskyQR of W is as orthogonal as
+/// Householder QR (Yamamoto et al. 2015: ||Q^T Q - I|| <= 6 (mn + n(n+1)) u kappa(W)^2).
+inline constexpr double kCertificateOffset = 0.25;
+
+/// R^{-1} is applied by GEMM with the explicit inverse when ||R||_F ||R^{-1}||_F / sqrt(n) is
+/// at most this (the residual then stays within a small multiple of Householder QR's),
+/// else by TRSM.
+inline constexpr double kGemmCondition = 100.0;
+
+/// CholeskyQR2 (shifted = false) or shifted CholeskyQR3 (true) of `a` (m x n, m >= n >= 1).
+/// Enqueues the work, synchronizes once per step to read its Cholesky status, and
+/// only when all steps succeeded and the certificate holds writes Q to `q` (m x n, may be
+/// `a` itself, or a view of buf.w[...] not used by the method: w[0] for CholeskyQR2 with
+/// q != a is fine when buf.w[1] exists) and R to buf.prod. On failure `q` and `a` are
+/// untouched, unless `keep_rejected` (then Q and R are written whatever they are, and
+/// ok = false with the reason). CholeskyQR2 uses buf.w[0]; shifted CholeskyQR3 buf.w[0] and
+/// buf.w[1].
+template <class T>
+CholeskyQrOutcome cholesky_qr(const Context& ctx, MatrixView<const T> a, MatrixView<T> q,
+                              bool shifted, bool keep_rejected, TsqrBuffers<T>& buf);
+
+/// The shift factor c of shifted CholeskyQR (Fukaya, Kannan, Nakatsukasa, Yamamoto,
+/// Yanagisawa 2020): s = 11 (m n + n (n + 1)) u ||A||_2^2, with ||A||_F^2 = trace(A^T A) in
+/// place of ||A||_2^2 (an upper bound, which the analysis allows), so s = c trace(G).
+double cholesky_shift_factor(std::int64_t m, std::int64_t n, double unit_roundoff);
+
+}  // namespace gpuqr::detail

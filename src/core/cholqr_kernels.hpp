@@ -1,0 +1,91 @@
+// Leaf operations of the CholeskyQR drivers and of Householder reconstruction
+// (src/core/cholesky_qr.cpp, src/core/tsqr.cpp), declared once and implemented per backend:
+// kernels::cpu (CBLAS/LAPACK: the reference twins, src/cpu/cholqr_kernels.cpp) and
+// kernels::cuda (cuBLAS GEMM, cuSOLVER potrf and our small kernels, src/cuda/cholqr_kernels.cu
+// and src/cuda/orhr_col.cu; NotCompiled stubs in src/stubs/cholqr_stubs.cpp).
+//
+// All views are in the backend's memory space and already checked by the drivers. On CUDA
+// every leaf is enqueued on the context's stream and returns without waiting; numerical
+// outcomes (a Cholesky breakdown) are written to a status vector in context memory that the
+// driver reads back once, never thrown.
+#pragma once
+
+#include <cstdint>
+
+#include "gpuqr/dense.hpp"
+#include "src/core/context_impl.hpp"
+
+namespace gpuqr::detail {
+
+/// Entries of the status vector (doubles, context memory) of cholesky_inverse.
+enum CholeskyStatus : int {
+  kStatusBreakdown = 0,   // 0: R and R^{-1} are valid and finite; k > 0: failed at column k
+                          // (k = n + 1: R^{-1} has a NaN/Inf, R is numerically singular)
+  kStatusOffset = 1,      // ||G - I||_F of the input Gram matrix (before the shift)
+  kStatusTrace = 2,       // trace(G) = ||A||_F^2
+  kStatusInverseNorm = 3, // ||R^{-1}||_F
+  kStatusMinDiag = 4,     // min_i |R(i, i)|
+  kStatusMaxDiag = 5,     // max_i |R(i, i)|
+  kStatusShift = 6,       // the shift added to G's diagonal
+  kStatusSize = 8,
+};
+
+}  // namespace gpuqr::detail
+
+#define GPUQR_DECLARE_CHOLQR_KERNELS                                                          \
+  /* G (n x n) := A^T A for A m x n, the full symmetric matrix, by one GEMM (not SYRK: SYRK   \
+     runs far below the memory bandwidth on tall-skinny shapes). */                           \
+  template <class T>                                                                          \
+  void gram(detail::ContextImpl& ctx, MatrixView<const T> a, MatrixView<T> g);                \
+  /* Cholesky of the n x n Gram matrix G + s I, s = shift_factor * trace(G): on exit `g`      \
+     holds the upper factor R (zeros below) and `rinv` R^{-1} (zeros below). Breakdown is     \
+     reported in `status` (kStatusSize doubles, see detail::CholeskyStatus), never thrown;    \
+     after a breakdown g and rinv hold no meaningful values. */                               \
+  template <class T>                                                                          \
+  void cholesky_inverse(detail::ContextImpl& ctx, MatrixView<T> g, MatrixView<T> rinv,        \
+                        double shift_factor, VectorView<double> status);                      \
+  /* C := op(A) B, op(A) m x k, B k x n (GEMM); C must not overlap A or B. */                 \
+  template <class T>                                                                          \
+  void multiply(detail::ContextImpl& ctx, Op op_a, MatrixView<const T> a,                     \
+                MatrixView<const T> b, MatrixView<T> c);                                       \
+  /* B := B R^{-1} (TRSM from the right, R n x n upper, B m x n): the row-wise backward       \
+     stable way to apply R^{-1} when R is too ill-conditioned for the explicit inverse. */    \
+  template <class T>                                                                          \
+  void trsm_right_upper(detail::ContextImpl& ctx, MatrixView<const T> r, MatrixView<T> b);     \
+  /* Householder reconstruction (LAPACK's orhr_col) of Q (m x n, orthonormal columns,         \
+     m >= n): V (unit lower trapezoidal; written strictly below v's diagonal, v's upper       \
+     triangle is left unspecified), T (n x n, upper, zeros below) and the signs d (n) with    \
+     Q diag(d) = the first n columns of I - V T V^T. q and v must not overlap. */             \
+  template <class T>                                                                          \
+  void orhr_col(detail::ContextImpl& ctx, MatrixView<const T> q, MatrixView<T> v,             \
+                MatrixView<T> t, VectorView<T> d);                                            \
+  /* geqrf's form from orhr_col's output: a(i, j) := d_i r(i, j) for i <= j (the strictly     \
+     lower part of `a` is kept) and tau_i := t(i, i). r, t n x n; a m x n. */                 \
+  template <class T>                                                                          \
+  void finish_geqrf(detail::ContextImpl& ctx, MatrixView<const T> r, VectorView<const T> d,   \
+                    MatrixView<const T> t, MatrixView<T> a, VectorView<T> tau);
+
+#define GPUQR_INSTANTIATE_CHOLQR_KERNELS(T)                                                   \
+  template void gram<T>(detail::ContextImpl&, MatrixView<const T>, MatrixView<T>);            \
+  template void cholesky_inverse<T>(detail::ContextImpl&, MatrixView<T>, MatrixView<T>,       \
+                                    double, VectorView<double>);                              \
+  template void multiply<T>(detail::ContextImpl&, Op, MatrixView<const T>,                    \
+                            MatrixView<const T>, MatrixView<T>);                               \
+  template void trsm_right_upper<T>(detail::ContextImpl&, MatrixView<const T>,               \
+                                    MatrixView<T>);                                           \
+  template void finish_geqrf<T>(detail::ContextImpl&, MatrixView<const T>,                    \
+                                VectorView<const T>, MatrixView<const T>, MatrixView<T>,       \
+                                VectorView<T>);
+
+// orhr_col apart: the CUDA backend defines it in a file of its own.
+#define GPUQR_INSTANTIATE_ORHR_COL_KERNEL(T)                                                  \
+  template void orhr_col<T>(detail::ContextImpl&, MatrixView<const T>, MatrixView<T>,         \
+                            MatrixView<T>, VectorView<T>);
+
+namespace gpuqr::kernels::cpu {
+GPUQR_DECLARE_CHOLQR_KERNELS
+}  // namespace gpuqr::kernels::cpu
+
+namespace gpuqr::kernels::cuda {
+GPUQR_DECLARE_CHOLQR_KERNELS
+}  // namespace gpuqr::kernels::cuda

@@ -1,0 +1,162 @@
+// TallSkinnyQR<T>: R with Q kept implicitly. For the CholeskyQR methods Q is kept explicitly
+// (m x n: A itself is never modified, Q is written straight into the object's storage by the
+// last GEMM, so no copy of A is made); for Householder QR, geqrf's compact form and tau.
+#include <algorithm>
+#include <limits>
+
+#include "gpuqr/tsqr.hpp"
+#include "src/core/dense_drivers.hpp"
+#include "src/core/dense_kernels.hpp"
+#include "src/core/cholqr_kernels.hpp"
+#include "src/core/dispatch.hpp"
+#include "src/core/tsqr_drivers.hpp"
+
+namespace gpuqr {
+
+template <class T>
+struct TallSkinnyQR<T>::State {
+  explicit State(Context c) : ctx(std::move(c)) {}
+  Context ctx;
+  TsqrInfo info;
+  std::int64_t m = 0, n = 0;
+  Matrix<T> q;    // the explicit Q, or geqrf's compact form when tau is not empty
+  Matrix<T> tau;  // n x 1 for the Householder form
+  Matrix<T> r;    // n x n
+  bool compact() const { return !tau.empty(); }
+  VectorView<const T> tau_view() const {
+    return VectorView<const T>(tau.data(), tau.rows(), tau.space(), tau.device());
+  }
+};
+
+template <class T>
+TallSkinnyQR<T>::TallSkinnyQR(Context ctx, MatrixView<const T> a, const TsqrOptions& options) {
+  detail::check_tall_skinny<T>(ctx, a, options, "TallSkinnyQR");
+  auto state = std::make_unique<State>(ctx);
+  const MemorySpace space = detail::space_of(ctx);
+  const std::int64_t m = a.rows(), n = a.cols();
+  state->m = m;
+  state->n = n;
+  state->q = Matrix<T>(m, n, space, ctx.device());
+  state->r = Matrix<T>(n, n, space, ctx.device());
+  const bool householder =
+      options.method == TsqrMethod::householder ||
+      (options.method == TsqrMethod::automatic && !detail::tall_enough(m, n));
+  if (n == 0) {
+    state->info.method = TsqrMethod::householder;
+  } else if (householder) {
+    state->tau = Matrix<T>(n, 1, space, ctx.device());
+    GPUQR_DISPATCH(ctx, copy, a, state->q.view());
+    detail::run_geqrf<T>(ctx, state->q.view(),
+                         VectorView<T>(state->tau.data(), n, space, ctx.device()));
+    GPUQR_DISPATCH(ctx, copy_upper, MatrixView<const T>(state->q.view().block(0, 0, n, n)),
+                   state->r.view());
+    state->info.method = TsqrMethod::householder;
+  } else {
+    state->info = detail::run_explicit<T>(ctx, a, state->q.view(), state->r.view(), options);
+  }
+  state_ = std::move(state);
+}
+
+template <class T>
+TallSkinnyQR<T>::~TallSkinnyQR() = default;
+template <class T>
+TallSkinnyQR<T>::TallSkinnyQR(TallSkinnyQR&&) noexcept = default;
+template <class T>
+TallSkinnyQR<T>& TallSkinnyQR<T>::operator=(TallSkinnyQR&&) noexcept = default;
+
+template <class T>
+std::int64_t TallSkinnyQR<T>::rows() const noexcept {
+  return state_ ? state_->m : 0;
+}
+template <class T>
+std::int64_t TallSkinnyQR<T>::cols() const noexcept {
+  return state_ ? state_->n : 0;
+}
+template <class T>
+const Context& TallSkinnyQR<T>::context() const noexcept {
+  return state_->ctx;
+}
+template <class T>
+const TsqrInfo& TallSkinnyQR<T>::info() const noexcept {
+  return state_->info;
+}
+
+template <class T>
+Matrix<T> TallSkinnyQR<T>::matrix_r() const {
+  const State& s = *state_;
+  Matrix<T> r(s.n, s.n, s.r.space(), s.r.device());
+  GPUQR_DISPATCH(s.ctx, copy, s.r.view(), r.view());
+  return r;
+}
+
+template <class T>
+Matrix<T> TallSkinnyQR<T>::matrix_q() const {
+  const State& s = *state_;
+  Matrix<T> q(s.m, s.n, s.q.space(), s.q.device());
+  GPUQR_DISPATCH(s.ctx, copy, s.q.view(), q.view());
+  if (s.compact()) detail::run_orgqr<T>(s.ctx, s.n, q.view(), s.tau_view());
+  return q;
+}
+
+template <class T>
+Matrix<T> TallSkinnyQR<T>::apply_qt(MatrixView<const T> c) const {
+  const State& s = *state_;
+  detail::check_view(s.ctx, c, "C", "TallSkinnyQR::apply_qt");
+  GPUQR_CHECK_ARG(c.rows() == s.m, "TallSkinnyQR::apply_qt: C has " + std::to_string(c.rows()) +
+                                       " rows, Q has " + std::to_string(s.m));
+  Matrix<T> out(s.n, c.cols(), s.q.space(), s.q.device());
+  if (out.empty()) return out;
+  if (!s.compact()) {
+    GPUQR_DISPATCH(s.ctx, multiply, Op::trans, s.q.view(), c, out.view());
+    return out;
+  }
+  Matrix<T> work(s.m, c.cols(), s.q.space(), s.q.device());
+  GPUQR_DISPATCH(s.ctx, copy, c, work.view());
+  detail::run_ormqr<T>(s.ctx, Side::left, Op::trans, s.q.view(), s.tau_view(), work.view());
+  GPUQR_DISPATCH(s.ctx, copy, MatrixView<const T>(work.view().block(0, 0, s.n, c.cols())),
+                 out.view());
+  s.ctx.synchronize();  // `work` is freed on return while the copy may still read it
+  return out;
+}
+
+template <class T>
+Matrix<T> TallSkinnyQR<T>::apply_q(MatrixView<const T> y) const {
+  const State& s = *state_;
+  detail::check_view(s.ctx, y, "Y", "TallSkinnyQR::apply_q");
+  GPUQR_CHECK_ARG(y.rows() == s.n, "TallSkinnyQR::apply_q: Y has " + std::to_string(y.rows()) +
+                                       " rows, R is " + detail::shape(s.n, s.n));
+  Matrix<T> out(s.m, y.cols(), s.q.space(), s.q.device());
+  if (out.empty()) return out;
+  if (!s.compact()) {
+    GPUQR_DISPATCH(s.ctx, multiply, Op::no_trans, s.q.view(), y, out.view());
+    return out;
+  }
+  GPUQR_DISPATCH(s.ctx, fill, out.view(), T(0));
+  GPUQR_DISPATCH(s.ctx, copy, y, out.view().block(0, 0, s.n, y.cols()));
+  detail::run_ormqr<T>(s.ctx, Side::left, Op::no_trans, s.q.view(), s.tau_view(), out.view());
+  return out;
+}
+
+template <class T>
+Matrix<T> TallSkinnyQR<T>::solve(MatrixView<const T> b) const {
+  const State& s = *state_;
+  detail::check_view(s.ctx, b, "B", "TallSkinnyQR::solve");
+  GPUQR_CHECK_ARG(b.rows() == s.m, "TallSkinnyQR::solve: B has " + std::to_string(b.rows()) +
+                                       " rows, A has " + std::to_string(s.m));
+  detail::check_finite<T>(s.ctx, b, "B", "TallSkinnyQR::solve");
+  Matrix<T> x = apply_qt(b);
+  if (x.empty()) return x;
+  const TriangularInfo tri =
+      trtrs<T>(s.ctx, Uplo::upper, Op::no_trans, Diag::non_unit, s.r.view(), x.view());
+  if (tri.singular()) {
+    GPUQR_THROW(InvalidArgument, "TallSkinnyQR::solve: R(" + std::to_string(tri.singular_at) +
+                                     ", " + std::to_string(tri.singular_at) +
+                                     ") is exactly zero: A is rank deficient");
+  }
+  return x;
+}
+
+template class TallSkinnyQR<float>;
+template class TallSkinnyQR<double>;
+
+}  // namespace gpuqr

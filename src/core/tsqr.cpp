@@ -1,0 +1,194 @@
+// The tall-skinny QR entry points of gpuqr/tsqr.hpp: method names, checks, the choice of
+// `automatic`, tsqr_explicit and tsqr_geqrf. CholeskyQR2 and shifted CholeskyQR3 come from
+// src/core/cholesky_qr.cpp; Householder QR (the reference and the fallback) from the dense
+// drivers; the Householder form of an explicit Q from the orhr_col leaf.
+#include "gpuqr/tsqr.hpp"
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "src/core/cholesky_qr.hpp"
+#include "src/core/cholqr_kernels.hpp"
+#include "src/core/dense_drivers.hpp"
+#include "src/core/dense_kernels.hpp"
+#include "src/core/dispatch.hpp"
+#include "src/core/tsqr_drivers.hpp"
+
+namespace gpuqr {
+
+const char* to_string(TsqrMethod method) {
+  switch (method) {
+    case TsqrMethod::automatic: return "automatic";
+    case TsqrMethod::householder: return "householder";
+    case TsqrMethod::qrf_ah: return "qrf_ah";
+    case TsqrMethod::tsqr: return "tsqr";
+    case TsqrMethod::cholesky_qr2: return "cholesky_qr2";
+    case TsqrMethod::shifted_cholesky_qr3: return "shifted_cholesky_qr3";
+  }
+  return "?";
+}
+
+TsqrMethod parse_tsqr_method(const std::string& text) {
+  if (text == "auto") return TsqrMethod::automatic;
+  for (TsqrMethod m : {TsqrMethod::automatic, TsqrMethod::householder, TsqrMethod::qrf_ah,
+                       TsqrMethod::tsqr, TsqrMethod::cholesky_qr2,
+                       TsqrMethod::shifted_cholesky_qr3}) {
+    if (text == to_string(m)) return m;
+  }
+  GPUQR_THROW(InvalidArgument, "unknown tall-skinny QR method '" + text +
+                                   "': expected auto, automatic, householder, qrf_ah, tsqr, "
+                                   "cholesky_qr2 or shifted_cholesky_qr3");
+}
+
+namespace detail {
+
+bool tall_enough(std::int64_t m, std::int64_t n) { return m >= 4 * n; }
+
+template <class T>
+void check_tall_skinny(const Context& ctx, MatrixView<const T> a, const TsqrOptions& options,
+                       const char* routine) {
+  check_view(ctx, a, "A", routine);
+  GPUQR_CHECK_ARG(a.rows() >= a.cols(), std::string(routine) + ": A is " +
+                                            shape(a.rows(), a.cols()) +
+                                            "; tall-skinny QR needs m >= n");
+  GPUQR_CHECK_ARG(options.block >= 0, std::string(routine) + ": options.block = " +
+                                          std::to_string(options.block) + " is negative");
+  if (options.method == TsqrMethod::tsqr || options.method == TsqrMethod::qrf_ah) {
+    GPUQR_THROW(NotCompiled, std::string(routine) + ": " + to_string(options.method) +
+                                 ": not available in this build yet");
+  }
+  check_finite<T>(ctx, a, "A", routine);
+}
+
+namespace {
+
+bool is_cholesky(TsqrMethod m) {
+  return m == TsqrMethod::cholesky_qr2 || m == TsqrMethod::shifted_cholesky_qr3;
+}
+
+/// The CholeskyQR methods to try, in order, for `options` on an m x n matrix.
+std::vector<TsqrMethod> cholesky_attempts(const TsqrOptions& options, std::int64_t m,
+                                          std::int64_t n) {
+  if (is_cholesky(options.method)) return {options.method};
+  if (options.method == TsqrMethod::automatic && n > 0 && tall_enough(m, n)) {
+    return {TsqrMethod::cholesky_qr2, TsqrMethod::shifted_cholesky_qr3};
+  }
+  return {};
+}
+
+/// Where a CholeskyQR method leaves Q when the caller wants it in a work matrix: one the
+/// method does not read in its last step.
+template <class T>
+MatrixView<T> scratch_q(const TsqrBuffers<T>& buf, TsqrMethod method) {
+  return method == TsqrMethod::shifted_cholesky_qr3 ? buf.w[0] : buf.w[1];
+}
+
+/// Tries the CholeskyQR methods for `options`; on success (or a kept rejected result) Q is in
+/// `q` (or, with q empty, in scratch_q(buf, method)) and R in buf.prod, and info says which.
+/// Returns false when none was accepted: then nothing was written, and info.fallback_reason
+/// says why.
+template <class T>
+bool try_cholesky(const Context& ctx, MatrixView<const T> a, MatrixView<T> q,
+                  const TsqrOptions& options, TsqrBuffers<T>& buf, TsqrInfo& info) {
+  const bool keep = is_cholesky(options.method) && !options.fallback;
+  for (TsqrMethod method : cholesky_attempts(options, a.rows(), a.cols())) {
+    const bool shifted = method == TsqrMethod::shifted_cholesky_qr3;
+    const bool scratch = q.data() == nullptr;
+    buf = carve_tsqr_buffers<T>(ctx, a.rows(), a.cols(), (shifted || scratch) ? 2 : 1);
+    const CholeskyQrOutcome out =
+        cholesky_qr<T>(ctx, a, scratch ? scratch_q(buf, method) : q, shifted, keep, buf);
+    if (out.condition_estimate > 0) info.condition_estimate = out.condition_estimate;
+    if (out.ok || keep) {
+      info.method = method;
+      info.orthogonality_certificate = out.last_offset;
+      if (!out.ok) info.fallback_reason = out.reason + " (returned anyway: fallback off)";
+      return true;
+    }
+    if (!info.fallback_reason.empty()) info.fallback_reason += "; ";
+    info.fallback_reason += out.reason;
+  }
+  return false;
+}
+
+template <class T>
+VectorView<T> as_vector(MatrixView<T> m) {
+  return VectorView<T>(m.data(), m.rows(), m.space(), m.device());
+}
+
+}  // namespace
+
+template <class T>
+TsqrInfo run_explicit(const Context& ctx, MatrixView<const T> a, MatrixView<T> q,
+                      MatrixView<T> r, const TsqrOptions& options) {
+  TsqrInfo info;
+  const std::int64_t m = a.rows(), n = a.cols();
+  if (n == 0) return info;
+  TsqrBuffers<T> buf;
+  if (try_cholesky<T>(ctx, a, q, options, buf, info)) {
+    GPUQR_DISPATCH(ctx, copy, MatrixView<const T>(buf.prod), r);
+    return info;
+  }
+  // Householder QR: geqrf in q, R out, then Q formed in place by orgqr.
+  info.method = TsqrMethod::householder;
+  if (q.data() != a.data()) GPUQR_DISPATCH(ctx, copy, a, q);
+  buf = carve_tsqr_buffers<T>(ctx, m, n, 0);
+  run_geqrf<T>(ctx, q, buf.tau);
+  GPUQR_DISPATCH(ctx, copy_upper, MatrixView<const T>(q.block(0, 0, n, n)), r);
+  run_orgqr<T>(ctx, n, q, VectorView<const T>(buf.tau));
+  return info;
+}
+
+}  // namespace detail
+
+template <class T>
+TsqrInfo tsqr_explicit(const Context& ctx, MatrixView<T> a, MatrixView<T> r,
+                       const TsqrOptions& options) {
+  const char* routine = "tsqr_explicit";
+  detail::check_view(ctx, r, "R", routine);
+  GPUQR_CHECK_ARG(r.rows() == a.cols() && r.cols() == a.cols(),
+                  std::string(routine) + ": R is " + detail::shape(r.rows(), r.cols()) +
+                      ", must be n x n = " + detail::shape(a.cols(), a.cols()));
+  detail::check_tall_skinny<T>(ctx, a, options, routine);
+  return detail::run_explicit<T>(ctx, a, a, r, options);
+}
+
+template <class T>
+TsqrInfo tsqr_geqrf(const Context& ctx, MatrixView<T> a, VectorView<T> tau,
+                    const TsqrOptions& options) {
+  const char* routine = "tsqr_geqrf";
+  detail::check_view(ctx, tau, "tau", routine);
+  GPUQR_CHECK_ARG(tau.size() >= a.cols(), std::string(routine) + ": tau has " +
+                                              std::to_string(tau.size()) + " entries, needs n = " +
+                                              std::to_string(a.cols()));
+  detail::check_tall_skinny<T>(ctx, a, options, routine);
+  TsqrInfo info;
+  if (a.cols() == 0) return info;
+  detail::TsqrBuffers<T> buf;
+  if (detail::try_cholesky<T>(ctx, a, MatrixView<T>(), options, buf, info)) {
+    // Q D = the first n columns of I - V T V^T, so A = Q R = (Q D)(D R): R_geqrf = D R.
+    const MatrixView<T> q = detail::scratch_q(buf, info.method);
+    GPUQR_DISPATCH(ctx, orhr_col, MatrixView<const T>(q), a, buf.t, buf.d);
+    GPUQR_DISPATCH(ctx, finish_geqrf, MatrixView<const T>(buf.prod), VectorView<const T>(buf.d),
+                   MatrixView<const T>(buf.t), a, tau);
+    return info;
+  }
+  info.method = TsqrMethod::householder;
+  detail::run_geqrf<T>(ctx, a, tau);
+  return info;
+}
+
+#define GPUQR_INSTANTIATE_TSQR_API(T)                                                         \
+  template TsqrInfo tsqr_geqrf<T>(const Context&, MatrixView<T>, VectorView<T>,              \
+                                  const TsqrOptions&);                                       \
+  template TsqrInfo tsqr_explicit<T>(const Context&, MatrixView<T>, MatrixView<T>,           \
+                                     const TsqrOptions&);                                    \
+  template void detail::check_tall_skinny<T>(const Context&, MatrixView<const T>,            \
+                                             const TsqrOptions&, const char*);               \
+  template TsqrInfo detail::run_explicit<T>(const Context&, MatrixView<const T>,             \
+                                            MatrixView<T>, MatrixView<T>, const TsqrOptions&);
+
+GPUQR_INSTANTIATE_TSQR_API(float)
+GPUQR_INSTANTIATE_TSQR_API(double)
+
+}  // namespace gpuqr

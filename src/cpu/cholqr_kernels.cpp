@@ -1,0 +1,184 @@
+// CPU backend of the CholeskyQR and Householder-reconstruction leaves
+// (src/core/cholqr_kernels.hpp): CBLAS GEMM, LAPACK potrf/trtri and orhr_col. The reference
+// twins of src/cuda/cholqr_kernels.cu and src/cuda/orhr_col.cu.
+#include "src/core/cholqr_kernels.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "src/cpu/lapack_wrappers.hpp"
+
+// LAPACK >= 3.9's orhr_col: OpenBLAS exports it, but the LAPACKE header installed here predates
+// it, so the Fortran entry points are declared directly (all arguments by reference).
+extern "C" {
+void sorhr_col_(const lapack_int* m, const lapack_int* n, const lapack_int* nb, float* a,
+                const lapack_int* lda, float* t, const lapack_int* ldt, float* d,
+                lapack_int* info);
+void dorhr_col_(const lapack_int* m, const lapack_int* n, const lapack_int* nb, double* a,
+                const lapack_int* lda, double* t, const lapack_int* ldt, double* d,
+                lapack_int* info);
+}
+
+namespace gpuqr::kernels::cpu {
+
+using lapack::check_info;
+using lapack::to_int;
+
+namespace {
+
+void gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, lapack_int m, lapack_int n, lapack_int k,
+          const float* a, lapack_int lda, const float* b, lapack_int ldb, float* c,
+          lapack_int ldc) {
+  cblas_sgemm(CblasColMajor, ta, tb, m, n, k, 1.0f, a, lda, b, ldb, 0.0f, c, ldc);
+}
+void gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, lapack_int m, lapack_int n, lapack_int k,
+          const double* a, lapack_int lda, const double* b, lapack_int ldb, double* c,
+          lapack_int ldc) {
+  cblas_dgemm(CblasColMajor, ta, tb, m, n, k, 1.0, a, lda, b, ldb, 0.0, c, ldc);
+}
+void trsm_right(lapack_int m, lapack_int n, const float* r, lapack_int ldr, float* b,
+                lapack_int ldb) {
+  cblas_strsm(CblasColMajor, CblasRight, CblasUpper, CblasNoTrans, CblasNonUnit, m, n, 1.0f, r,
+              ldr, b, ldb);
+}
+void trsm_right(lapack_int m, lapack_int n, const double* r, lapack_int ldr, double* b,
+                lapack_int ldb) {
+  cblas_dtrsm(CblasColMajor, CblasRight, CblasUpper, CblasNoTrans, CblasNonUnit, m, n, 1.0, r,
+              ldr, b, ldb);
+}
+lapack_int potrf(lapack_int n, float* a, lapack_int lda) {
+  return LAPACKE_spotrf_work(LAPACK_COL_MAJOR, 'U', n, a, lda);
+}
+lapack_int potrf(lapack_int n, double* a, lapack_int lda) {
+  return LAPACKE_dpotrf_work(LAPACK_COL_MAJOR, 'U', n, a, lda);
+}
+lapack_int trtri(lapack_int n, float* a, lapack_int lda) {
+  return LAPACKE_strtri_work(LAPACK_COL_MAJOR, 'U', 'N', n, a, lda);
+}
+lapack_int trtri(lapack_int n, double* a, lapack_int lda) {
+  return LAPACKE_dtrtri_work(LAPACK_COL_MAJOR, 'U', 'N', n, a, lda);
+}
+void orhr_col_call(lapack_int m, lapack_int n, float* a, lapack_int lda, float* t,
+                   lapack_int ldt, float* d, lapack_int* info) {
+  sorhr_col_(&m, &n, &n, a, &lda, t, &ldt, d, info);
+}
+void orhr_col_call(lapack_int m, lapack_int n, double* a, lapack_int lda, double* t,
+                   lapack_int ldt, double* d, lapack_int* info) {
+  dorhr_col_(&m, &n, &n, a, &lda, t, &ldt, d, info);
+}
+
+}  // namespace
+
+template <class T>
+void gram(detail::ContextImpl&, MatrixView<const T> a, MatrixView<T> g) {
+  const lapack_int m = to_int(a.rows(), "m"), n = to_int(a.cols(), "n");
+  if (n == 0) return;
+  gemm(CblasTrans, CblasNoTrans, n, n, m, a.data(), to_int(a.ld(), "lda"), a.data(),
+       to_int(a.ld(), "lda"), g.data(), to_int(g.ld(), "ldg"));
+}
+
+template <class T>
+void cholesky_inverse(detail::ContextImpl&, MatrixView<T> g, MatrixView<T> rinv,
+                      double shift_factor, VectorView<double> status) {
+  const std::int64_t n = g.rows();
+  double* s = status.data();
+  std::fill(s, s + detail::kStatusSize, 0.0);
+  if (n == 0) return;
+  double offset = 0.0, trace = 0.0;
+  for (std::int64_t j = 0; j < n; ++j)
+    for (std::int64_t i = 0; i < n; ++i) {
+      const double e = double(g(i, j)) - (i == j ? 1.0 : 0.0);
+      offset += e * e;
+      if (i == j) trace += double(g(i, i));
+    }
+  const double shift = shift_factor * trace;
+  s[detail::kStatusOffset] = std::sqrt(offset);
+  s[detail::kStatusTrace] = trace;
+  s[detail::kStatusShift] = shift;
+  for (std::int64_t i = 0; i < n; ++i) g(i, i) = static_cast<T>(double(g(i, i)) + shift);
+  const lapack_int ni = to_int(n, "n");
+  const lapack_int info = potrf(ni, g.data(), to_int(g.ld(), "ldg"));
+  check_info(info, "potrf");
+  for (std::int64_t j = 0; j < n; ++j)
+    for (std::int64_t i = j + 1; i < n; ++i) g(i, j) = T(0);
+  if (info > 0) {
+    s[detail::kStatusBreakdown] = info;
+    return;
+  }
+  for (std::int64_t j = 0; j < n; ++j)
+    for (std::int64_t i = 0; i < n; ++i) rinv(i, j) = i <= j ? g(i, j) : T(0);
+  const lapack_int tinfo = trtri(ni, rinv.data(), to_int(rinv.ld(), "ldrinv"));
+  check_info(tinfo, "trtri");
+  double inv_norm = 0.0, lo = std::numeric_limits<double>::infinity(), hi = 0.0;
+  bool finite = tinfo == 0;
+  for (std::int64_t j = 0; j < n; ++j) {
+    lo = std::min(lo, std::abs(double(g(j, j))));
+    hi = std::max(hi, std::abs(double(g(j, j))));
+    for (std::int64_t i = 0; i <= j; ++i) {
+      const double v = rinv(i, j);
+      finite = finite && std::isfinite(v);
+      inv_norm += v * v;
+    }
+  }
+  s[detail::kStatusInverseNorm] = std::sqrt(inv_norm);
+  s[detail::kStatusMinDiag] = lo;
+  s[detail::kStatusMaxDiag] = hi;
+  if (!finite || !std::isfinite(inv_norm)) s[detail::kStatusBreakdown] = double(n + 1);
+}
+
+template <class T>
+void multiply(detail::ContextImpl&, Op op_a, MatrixView<const T> a, MatrixView<const T> b,
+              MatrixView<T> c) {
+  if (c.empty()) return;
+  const std::int64_t k = op_a == Op::trans ? a.rows() : a.cols();
+  if (k == 0) {
+    for (std::int64_t j = 0; j < c.cols(); ++j)
+      for (std::int64_t i = 0; i < c.rows(); ++i) c(i, j) = T(0);
+    return;
+  }
+  gemm(op_a == Op::trans ? CblasTrans : CblasNoTrans, CblasNoTrans, to_int(c.rows(), "m"),
+       to_int(c.cols(), "n"), to_int(k, "k"), a.data(), to_int(a.ld(), "lda"), b.data(), to_int(b.ld(), "ldb"),
+       c.data(), to_int(c.ld(), "ldc"));
+}
+
+template <class T>
+void trsm_right_upper(detail::ContextImpl&, MatrixView<const T> r, MatrixView<T> b) {
+  if (b.empty()) return;
+  trsm_right(to_int(b.rows(), "m"), to_int(b.cols(), "n"), r.data(), to_int(r.ld(), "ldr"),
+             b.data(), to_int(b.ld(), "ldb"));
+}
+
+template <class T>
+void orhr_col(detail::ContextImpl&, MatrixView<const T> q, MatrixView<T> v, MatrixView<T> t,
+              VectorView<T> d) {
+  const std::int64_t m = q.rows(), n = q.cols();
+  if (n == 0) return;
+  check_info(lapack::lacpy('A', to_int(m, "m"), to_int(n, "n"), q.data(), to_int(q.ld(), "ldq"),
+                           v.data(), to_int(v.ld(), "ldv")),
+             "lacpy");
+  lapack_int info = 0;
+  // One block of width n: T is the n x n upper triangular factor of the whole product.
+  orhr_col_call(to_int(m, "m"), to_int(n, "n"), v.data(), to_int(v.ld(), "ldv"), t.data(),
+                to_int(t.ld(), "ldt"), d.data(), &info);
+  check_info(info, "orhr_col");
+  for (std::int64_t j = 0; j < n; ++j)
+    for (std::int64_t i = j + 1; i < n; ++i) t(i, j) = T(0);
+}
+
+template <class T>
+void finish_geqrf(detail::ContextImpl&, MatrixView<const T> r, VectorView<const T> d,
+                  MatrixView<const T> t, MatrixView<T> a, VectorView<T> tau) {
+  const std::int64_t n = r.cols();
+  for (std::int64_t j = 0; j < n; ++j) {
+    for (std::int64_t i = 0; i <= j; ++i) a(i, j) = d[i] * r(i, j);
+    tau[j] = t(j, j);
+  }
+}
+
+GPUQR_INSTANTIATE_CHOLQR_KERNELS(float)
+GPUQR_INSTANTIATE_CHOLQR_KERNELS(double)
+GPUQR_INSTANTIATE_ORHR_COL_KERNEL(float)
+GPUQR_INSTANTIATE_ORHR_COL_KERNEL(double)
+
+}  // namespace gpuqr::kernels::cpu

@@ -1,0 +1,52 @@
+// Typed cuBLAS calls (64-bit interface) shared by src/cuda/cholqr_kernels.cu and
+// src/cuda/orhr_col.cu; every call checked. src/cuda/ only.
+#pragma once
+
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdint>
+
+#include "src/core/context_impl.hpp"
+#include "src/cuda/check.hpp"
+
+namespace gpuqr::kernels::cuda::cholqr_detail {
+
+inline cublasHandle_t blas(const detail::ContextImpl& ctx) {
+  return static_cast<cublasHandle_t>(ctx.cublas);
+}
+
+inline void gemm(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, std::int64_t m,
+                 std::int64_t n, std::int64_t k, float alpha, const float* a, std::int64_t lda,
+                 const float* b, std::int64_t ldb, float beta, float* c, std::int64_t ldc) {
+  GPUQR_CUBLAS_CHECK(cublasSgemm_64(h, ta, tb, m, n, k, &alpha, a, lda, b, ldb, &beta, c, ldc));
+}
+inline void gemm(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, std::int64_t m,
+                 std::int64_t n, std::int64_t k, double alpha, const double* a,
+                 std::int64_t lda, const double* b, std::int64_t ldb, double beta, double* c,
+                 std::int64_t ldc) {
+  GPUQR_CUBLAS_CHECK(cublasDgemm_64(h, ta, tb, m, n, k, &alpha, a, lda, b, ldb, &beta, c, ldc));
+}
+/// B := alpha op(A)^{-1} B (side left) or alpha B op(A)^{-1} (side right), A triangular.
+/// Only on n x n blocks here (never on the tall matrices, where TRSM is slow).
+inline void trsm(cublasHandle_t h, cublasSideMode_t side, cublasFillMode_t uplo,
+                 cublasOperation_t op, cublasDiagType_t diag, std::int64_t m, std::int64_t n,
+                 float alpha, const float* a, std::int64_t lda, float* b, std::int64_t ldb) {
+  GPUQR_CUBLAS_CHECK(cublasStrsm_64(h, side, uplo, op, diag, m, n, &alpha, a, lda, b, ldb));
+}
+inline void trsm(cublasHandle_t h, cublasSideMode_t side, cublasFillMode_t uplo,
+                 cublasOperation_t op, cublasDiagType_t diag, std::int64_t m, std::int64_t n,
+                 double alpha, const double* a, std::int64_t lda, double* b, std::int64_t ldb) {
+  GPUQR_CUBLAS_CHECK(cublasDtrsm_64(h, side, uplo, op, diag, m, n, &alpha, a, lda, b, ldb));
+}
+
+/// A grid for the 2-D kernels: x over rows (threads), y over columns (blocks).
+inline dim3 grid_2d(std::int64_t rows, std::int64_t cols, int threads) {
+  const std::int64_t bx = std::min<std::int64_t>((rows + threads - 1) / threads, 65535);
+  const std::int64_t by = std::min<std::int64_t>(cols, 65535);
+  return dim3(static_cast<unsigned>(std::max<std::int64_t>(bx, 1)),
+              static_cast<unsigned>(std::max<std::int64_t>(by, 1)));
+}
+
+}  // namespace gpuqr::kernels::cuda::cholqr_detail

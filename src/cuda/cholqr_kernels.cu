@@ -1,0 +1,237 @@
+// CUDA backend of the CholeskyQR leaves (src/core/cholqr_kernels.hpp): the Gram matrix and
+// Q = A R^{-1} by cuBLAS GEMM (never SYRK/TRSM on the tall matrix: both run far below the
+// memory bandwidth on these shapes; TRSM is kept for ill-conditioned R, where the explicit
+// inverse would cost accuracy), the n x n Cholesky by cuSOLVER potrf, R^{-1} by a TRSM
+// on the identity (n x n only), and small one-block kernels for the status (shift, norms,
+// breakdown) so that nothing here waits for the GPU. orhr_col is in src/cuda/orhr_col.cu.
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+#include <cusolverDn.h>
+
+#include <cmath>
+
+#include "src/core/blocked_kernels.hpp"
+#include "src/core/cholqr_kernels.hpp"
+#include "src/cuda/check.hpp"
+#include "src/cuda/cholqr_blas.hpp"
+
+namespace gpuqr::kernels::cuda {
+namespace {
+
+using cholqr_detail::blas;
+using cholqr_detail::gemm;
+using cholqr_detail::grid_2d;
+using cholqr_detail::trsm;
+using cuda_detail::DeviceGuard;
+using cuda_detail::to_cuda_int;
+
+constexpr int kThreads = 256;
+constexpr int kReduceThreads = 1024;  // the one-block status kernels
+
+cusolverDnHandle_t solver(const detail::ContextImpl& ctx) {
+  return static_cast<cusolverDnHandle_t>(ctx.cusolver);
+}
+int* dev_info(const detail::ContextImpl& ctx) {
+  return reinterpret_cast<int*>(static_cast<char*>(ctx.scratch) +
+                                cuda_detail::kScratchInfoOffset);
+}
+
+cusolverStatus_t potrf_size(cusolverDnHandle_t h, int n, float* a, int lda, int* lw) {
+  return cusolverDnSpotrf_bufferSize(h, CUBLAS_FILL_MODE_UPPER, n, a, lda, lw);
+}
+cusolverStatus_t potrf_size(cusolverDnHandle_t h, int n, double* a, int lda, int* lw) {
+  return cusolverDnDpotrf_bufferSize(h, CUBLAS_FILL_MODE_UPPER, n, a, lda, lw);
+}
+cusolverStatus_t potrf(cusolverDnHandle_t h, int n, float* a, int lda, float* w, int lw,
+                       int* info) {
+  return cusolverDnSpotrf(h, CUBLAS_FILL_MODE_UPPER, n, a, lda, w, lw, info);
+}
+cusolverStatus_t potrf(cusolverDnHandle_t h, int n, double* a, int lda, double* w, int lw,
+                       int* info) {
+  return cusolverDnDpotrf(h, CUBLAS_FILL_MODE_UPPER, n, a, lda, w, lw, info);
+}
+
+// ---- device code ----------------------------------------------------------------------------
+
+struct Sum {
+  __device__ double operator()(double a, double b) const { return a + b; }
+};
+struct Max {
+  __device__ double operator()(double a, double b) const { return a > b ? a : b; }
+};
+struct Min {
+  __device__ double operator()(double a, double b) const { return a < b ? a : b; }
+};
+
+/// Block-wide reduction returned to every thread (blockDim.x a multiple of 32, <= 1024);
+/// `identity` fills the lanes past the last warp.
+template <class Op>
+__device__ double block_reduce(double v, Op op, double identity) {
+  __shared__ double partial[32];
+  for (int o = 16; o > 0; o >>= 1) v = op(v, __shfl_down_sync(0xffffffffu, v, o));
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  __syncthreads();  // an earlier call may still read `partial`
+  if (lane == 0) partial[warp] = v;
+  __syncthreads();
+  if (warp == 0) {
+    const int warps = blockDim.x >> 5;
+    v = lane < warps ? partial[lane] : identity;
+    for (int o = 16; o > 0; o >>= 1) v = op(v, __shfl_down_sync(0xffffffffu, v, o));
+    if (lane == 0) partial[0] = v;
+  }
+  __syncthreads();
+  return partial[0];
+}
+
+/// Status of the Gram matrix before factoring (||G - I||_F, trace), then G += s I with
+/// s = shift_factor * trace. One block: G is n x n, small next to A.
+template <class T>
+__global__ void gram_status_kernel(T* g, std::int64_t ldg, std::int64_t n, double shift_factor,
+                                   double* status) {
+  double off = 0.0, tr = 0.0;
+  for (std::int64_t idx = threadIdx.x; idx < n * n; idx += blockDim.x) {
+    const std::int64_t i = idx % n, j = idx / n;
+    const double v = static_cast<double>(g[i + j * ldg]);
+    const double e = v - (i == j ? 1.0 : 0.0);
+    off += e * e;
+    if (i == j) tr += v;
+  }
+  off = block_reduce(off, Sum(), 0.0);
+  tr = block_reduce(tr, Sum(), 0.0);  // its barriers also order every read above before the writes
+  const double shift = shift_factor * tr;
+  if (threadIdx.x == 0) {
+    for (int k = 0; k < detail::kStatusSize; ++k) status[k] = 0.0;
+    status[detail::kStatusOffset] = sqrt(off);
+    status[detail::kStatusTrace] = tr;
+    status[detail::kStatusShift] = shift;
+  }
+  if (shift != 0.0)
+    for (std::int64_t i = threadIdx.x; i < n; i += blockDim.x)
+      g[i + i * ldg] = static_cast<T>(static_cast<double>(g[i + i * ldg]) + shift);
+}
+
+/// After potrf and the inverse: zeros below both diagonals, ||R^{-1}||_F, min/max |R(i,i)|,
+/// and the breakdown entry (potrf's info, or n + 1 when R^{-1} is not finite).
+template <class T>
+__global__ void cholesky_post_kernel(T* r, std::int64_t ldr, T* rinv, std::int64_t ldi,
+                                     std::int64_t n, const int* info, double* status) {
+  double inv = 0.0, bad = 0.0, lo = INFINITY, hi = 0.0;
+  for (std::int64_t idx = threadIdx.x; idx < n * n; idx += blockDim.x) {
+    const std::int64_t i = idx % n, j = idx / n;
+    if (i > j) {
+      r[i + j * ldr] = T(0);
+      rinv[i + j * ldi] = T(0);
+      continue;
+    }
+    const double v = static_cast<double>(rinv[i + j * ldi]);
+    if (!isfinite(v)) bad = 1.0;
+    inv += v * v;
+    if (i == j) {
+      const double d = fabs(static_cast<double>(r[i + i * ldr]));
+      lo = d < lo ? d : lo;
+      hi = d > hi ? d : hi;
+    }
+  }
+  inv = block_reduce(inv, Sum(), 0.0);
+  bad = block_reduce(bad, Max(), 0.0);
+  lo = block_reduce(lo, Min(), INFINITY);
+  hi = block_reduce(hi, Max(), 0.0);
+  if (threadIdx.x == 0) {
+    const int k = *info;
+    status[detail::kStatusBreakdown] =
+        k > 0 ? double(k) : (bad != 0.0 || !isfinite(inv) ? double(n + 1) : 0.0);
+    status[detail::kStatusInverseNorm] = sqrt(inv);
+    status[detail::kStatusMinDiag] = lo;
+    status[detail::kStatusMaxDiag] = hi;
+  }
+}
+
+/// a(i, j) := d_i r(i, j) on and above the diagonal; tau_j := t(j, j).
+template <class T>
+__global__ void finish_geqrf_kernel(const T* r, std::int64_t ldr, const T* d, const T* t,
+                                    std::int64_t ldt, T* a, std::int64_t lda, T* tau,
+                                    std::int64_t n) {
+  for (std::int64_t j = blockIdx.y; j < n; j += gridDim.y)
+    for (std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; i <= j;
+         i += std::int64_t(gridDim.x) * blockDim.x) {
+      a[i + j * lda] = d[i] * r[i + j * ldr];
+      if (i == j) tau[j] = t[j + j * ldt];
+    }
+}
+
+cublasOperation_t to_cublas(Op op) { return op == Op::trans ? CUBLAS_OP_T : CUBLAS_OP_N; }
+
+}  // namespace
+
+template <class T>
+void gram(detail::ContextImpl& ctx, MatrixView<const T> a, MatrixView<T> g) {
+  const std::int64_t n = a.cols();
+  if (n == 0) return;
+  DeviceGuard guard(ctx.device);
+  gemm(blas(ctx), CUBLAS_OP_T, CUBLAS_OP_N, n, n, a.rows(), T(1), a.data(), a.ld(), a.data(),
+       a.ld(), T(0), g.data(), g.ld());
+}
+
+template <class T>
+void cholesky_inverse(detail::ContextImpl& ctx, MatrixView<T> g, MatrixView<T> rinv,
+                      double shift_factor, VectorView<double> status) {
+  const std::int64_t n = g.rows();
+  DeviceGuard guard(ctx.device);
+  if (n == 0) {
+    GPUQR_CUDA_CHECK(cudaMemsetAsync(status.data(), 0, detail::kStatusSize * sizeof(double),
+                                     ctx.stream));
+    return;
+  }
+  gram_status_kernel<T><<<1, kReduceThreads, 0, ctx.stream>>>(g.data(), g.ld(), n, shift_factor,
+                                                              status.data());
+  GPUQR_CUDA_CHECK_LAUNCH(ctx.stream);
+  const int ni = to_cuda_int(n, "n", "cholesky_inverse");
+  const int ldg = to_cuda_int(g.ld(), "ldg", "cholesky_inverse");
+  int lwork = 0;
+  GPUQR_CUSOLVER_CHECK(potrf_size(solver(ctx), ni, g.data(), ldg, &lwork));
+  T* work = static_cast<T*>(detail::cuda_workspace(
+      ctx, static_cast<std::size_t>(std::max(lwork, 1)) * sizeof(T)));
+  // devInfo > 0 is the breakdown we report; the post kernel copies it into the status.
+  GPUQR_CUSOLVER_CHECK(potrf(solver(ctx), ni, g.data(), ldg, work, lwork, dev_info(ctx)));
+  laset<T>(ctx, T(0), T(1), rinv);
+  trsm(blas(ctx), CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_UPPER, CUBLAS_OP_N, CUBLAS_DIAG_NON_UNIT, n,
+       n, T(1), g.data(), g.ld(), rinv.data(), rinv.ld());
+  cholesky_post_kernel<T><<<1, kReduceThreads, 0, ctx.stream>>>(
+      g.data(), g.ld(), rinv.data(), rinv.ld(), n, dev_info(ctx), status.data());
+  GPUQR_CUDA_CHECK_LAUNCH(ctx.stream);
+}
+
+template <class T>
+void multiply(detail::ContextImpl& ctx, Op op_a, MatrixView<const T> a, MatrixView<const T> b,
+              MatrixView<T> c) {
+  if (c.empty()) return;
+  DeviceGuard guard(ctx.device);
+  const std::int64_t k = op_a == Op::trans ? a.rows() : a.cols();
+  // k = 0 still runs: GEMM with beta = 0 writes C = 0.
+  gemm(blas(ctx), to_cublas(op_a), CUBLAS_OP_N, c.rows(), c.cols(), k, T(1), a.data(), a.ld(),
+       b.data(), std::max<std::int64_t>(b.ld(), 1), T(0), c.data(), c.ld());
+}
+
+template <class T>
+void trsm_right_upper(detail::ContextImpl& ctx, MatrixView<const T> r, MatrixView<T> b) {
+  if (b.empty()) return;
+  DeviceGuard guard(ctx.device);
+  trsm(blas(ctx), CUBLAS_SIDE_RIGHT, CUBLAS_FILL_MODE_UPPER, CUBLAS_OP_N, CUBLAS_DIAG_NON_UNIT,
+       b.rows(), b.cols(), T(1), r.data(), r.ld(), b.data(), b.ld());
+}
+
+template <class T>
+void finish_geqrf(detail::ContextImpl& ctx, MatrixView<const T> r, VectorView<const T> d,
+                  MatrixView<const T> t, MatrixView<T> a, VectorView<T> tau) {
+  const std::int64_t n = r.cols();
+  if (n == 0) return;
+  DeviceGuard guard(ctx.device);
+  finish_geqrf_kernel<T><<<grid_2d(n, n, kThreads), kThreads, 0, ctx.stream>>>(
+      r.data(), r.ld(), d.data(), t.data(), t.ld(), a.data(), a.ld(), tau.data(), n);
+  GPUQR_CUDA_CHECK_LAUNCH(ctx.stream);
+}
+
+GPUQR_INSTANTIATE_CHOLQR_KERNELS(float)
+GPUQR_INSTANTIATE_CHOLQR_KERNELS(double)
+
+}  // namespace gpuqr::kernels::cuda

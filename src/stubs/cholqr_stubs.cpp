@@ -1,0 +1,50 @@
+// The CholeskyQR / orhr_col leaves for a build without the CUDA backend: each throws
+// NotCompiled (a CUDA context cannot be created in such a build, so they are never reached
+// through the drivers; they exist so that GPUQR_DISPATCH links).
+#include "gpuqr/error.hpp"
+#include "src/core/cholqr_kernels.hpp"
+
+namespace gpuqr::kernels::cuda {
+namespace {
+[[noreturn]] void not_compiled(const char* what) {
+  GPUQR_THROW(NotCompiled, std::string(what) +
+                               ": this gpuqr was built without the CUDA backend "
+                               "(configure with nvcc present and GPUQR_ENABLE_CUDA=ON)");
+}
+}  // namespace
+
+template <class T>
+void gram(detail::ContextImpl&, MatrixView<const T>, MatrixView<T>) {
+  not_compiled("cuda gram");
+}
+template <class T>
+void cholesky_inverse(detail::ContextImpl&, MatrixView<T>, MatrixView<T>, double,
+                      VectorView<double>) {
+  not_compiled("cuda cholesky_inverse");
+}
+template <class T>
+void multiply(detail::ContextImpl&, Op, MatrixView<const T>, MatrixView<const T>,
+              MatrixView<T>) {
+  not_compiled("cuda multiply");
+}
+template <class T>
+void trsm_right_upper(detail::ContextImpl&, MatrixView<const T>, MatrixView<T>) {
+  not_compiled("cuda trsm_right_upper");
+}
+template <class T>
+void orhr_col(detail::ContextImpl&, MatrixView<const T>, MatrixView<T>, MatrixView<T>,
+              VectorView<T>) {
+  not_compiled("cuda orhr_col");
+}
+template <class T>
+void finish_geqrf(detail::ContextImpl&, MatrixView<const T>, VectorView<const T>,
+                  MatrixView<const T>, MatrixView<T>, VectorView<T>) {
+  not_compiled("cuda finish_geqrf");
+}
+
+GPUQR_INSTANTIATE_CHOLQR_KERNELS(float)
+GPUQR_INSTANTIATE_CHOLQR_KERNELS(double)
+GPUQR_INSTANTIATE_ORHR_COL_KERNEL(float)
+GPUQR_INSTANTIATE_ORHR_COL_KERNEL(double)
+
+}  // namespace gpuqr::kernels::cuda

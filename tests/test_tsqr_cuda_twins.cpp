@@ -1,0 +1,177 @@
+// Each CUDA leaf of the CholeskyQR / orhr_col family (src/core/cholqr_kernels.hpp) against its
+// CPU twin on the same random inputs. Both backends follow the same conventions (upper
+// Cholesky factor with a positive diagonal; orhr_col's signs d_k = -sign(pivot), as LAPACK),
+// so outputs are compared entry by entry within rounding. CUDA only: skips without a GPU.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <vector>
+
+#include "gpuqr/accuracy.hpp"
+#include "src/core/cholqr_kernels.hpp"
+#include "tests/support/backends.hpp"
+#include "tests/support/generators.hpp"
+
+namespace gpuqr::testing {
+namespace {
+
+class TsqrCudaTwins : public BackendTest {};
+
+/// max |x - y| / max |y| over the leading rows x cols (max |x - y| when y is 0).
+template <class T>
+double entry_diff(const Matrix<T>& x, const Matrix<T>& y, std::int64_t rows = -1,
+                  std::int64_t cols = -1, bool strictly_lower_only = false) {
+  rows = rows < 0 ? y.rows() : rows;
+  cols = cols < 0 ? y.cols() : cols;
+  double diff = 0.0, size = 0.0;
+  for (std::int64_t j = 0; j < cols; ++j)
+    for (std::int64_t i = 0; i < rows; ++i) {
+      if (strictly_lower_only && i <= j) continue;
+      diff = std::max(diff, std::abs(double(x(i, j)) - double(y(i, j))));
+      size = std::max(size, std::abs(double(y(i, j))));
+    }
+  return size > 0 ? diff / size : diff;
+}
+
+template <class T>
+Matrix<T> device_copy(const Context& gpu, const Matrix<T>& host) {
+  return to_ctx<T>(gpu, host.view());
+}
+
+const std::pair<int, int> kShapes[] = {{1, 1}, {100, 7}, {1000, 32}, {3001, 45}, {20000, 130},
+                                       {5000, 300}};
+
+TEST_P(TsqrCudaTwins, GramCholeskyAndMultiplyMatchCpu) {
+  GPUQR_FOR_PRECISION(([&]<class T>() {
+    Context cpu = Context::cpu();
+    const double eps = accuracy::eps<T>();
+    std::uint64_t seed = 300;
+    for (auto [m, n] : kShapes) {
+      for (double shift_factor : {0.0, 1e-3}) {
+        SCOPED_TRACE(std::to_string(m) + "x" + std::to_string(n) + " shift " +
+                     std::to_string(shift_factor));
+        const Matrix<T> a = random_matrix<T>(m, n, seed++);
+        // Gram matrix.
+        Matrix<T> g_cpu(n, n);
+        kernels::cpu::gram<T>(cpu.impl(), a.view(), g_cpu.view());
+        const Matrix<T> a_gpu = device_copy(ctx(), a);
+        Matrix<T> g_gpu(n, n, MemorySpace::device, ctx().device());
+        kernels::cuda::gram<T>(ctx().impl(), a_gpu.view(), g_gpu.view());
+        EXPECT_LT(entry_diff(to_host(ctx(), g_gpu), g_cpu), 10.0 * m * eps);
+        // Cholesky + inverse + status, from the same (CPU) Gram matrix.
+        Matrix<T> r_cpu = g_cpu.clone(), rinv_cpu(n, n);
+        std::vector<double> st_cpu(detail::kStatusSize);
+        kernels::cpu::cholesky_inverse<T>(cpu.impl(), r_cpu.view(), rinv_cpu.view(), shift_factor,
+                                          VectorView<double>(st_cpu.data(), detail::kStatusSize));
+        Matrix<T> r_gpu = device_copy(ctx(), g_cpu);
+        Matrix<T> rinv_gpu(n, n, MemorySpace::device, ctx().device());
+        Matrix<double> st_gpu(detail::kStatusSize, 1, MemorySpace::device, ctx().device());
+        kernels::cuda::cholesky_inverse<T>(
+            ctx().impl(), r_gpu.view(), rinv_gpu.view(), shift_factor,
+            VectorView<double>(st_gpu.data(), detail::kStatusSize, MemorySpace::device,
+                               ctx().device()));
+        const Matrix<double> st = to_host(ctx(), st_gpu);
+        EXPECT_EQ(st(detail::kStatusBreakdown, 0), 0.0);
+        EXPECT_EQ(st_cpu[detail::kStatusBreakdown], 0.0);
+        for (int k : {int(detail::kStatusOffset), int(detail::kStatusTrace),
+                      int(detail::kStatusInverseNorm), int(detail::kStatusMinDiag),
+                      int(detail::kStatusMaxDiag), int(detail::kStatusShift)}) {
+          EXPECT_NEAR(st(k, 0), st_cpu[k], 1e3 * n * eps * std::abs(st_cpu[k]) + 1e-300)
+              << "status entry " << k;
+        }
+        const double chol_bound = 100.0 * n * eps;
+        EXPECT_LT(entry_diff(to_host(ctx(), r_gpu), r_cpu), chol_bound);
+        EXPECT_LT(entry_diff(to_host(ctx(), rinv_gpu), rinv_cpu),
+                  chol_bound * st_cpu[detail::kStatusMaxDiag] /
+                      st_cpu[detail::kStatusMinDiag]);
+        // multiply, both ops: A R^{-1} and A^T B.
+        Matrix<T> c_cpu(m, n);
+        kernels::cpu::multiply<T>(cpu.impl(), Op::no_trans, a.view(), rinv_cpu.view(),
+                                  c_cpu.view());
+        const Matrix<T> rinv_dev = device_copy(ctx(), rinv_cpu);
+        Matrix<T> c_gpu(m, n, MemorySpace::device, ctx().device());
+        kernels::cuda::multiply<T>(ctx().impl(), Op::no_trans, a_gpu.view(), rinv_dev.view(),
+                                   c_gpu.view());
+        EXPECT_LT(entry_diff(to_host(ctx(), c_gpu), c_cpu), 10.0 * n * eps);
+        Matrix<T> t_cpu(n, n);
+        kernels::cpu::multiply<T>(cpu.impl(), Op::trans, a.view(), c_cpu.view(), t_cpu.view());
+        const Matrix<T> c_dev = device_copy(ctx(), c_cpu);
+        Matrix<T> t_gpu(n, n, MemorySpace::device, ctx().device());
+        kernels::cuda::multiply<T>(ctx().impl(), Op::trans, a_gpu.view(), c_dev.view(),
+                                   t_gpu.view());
+        EXPECT_LT(entry_diff(to_host(ctx(), t_gpu), t_cpu), 10.0 * m * eps);
+      }
+    }
+  }));
+}
+
+TEST_P(TsqrCudaTwins, CholeskyBreakdownIsReportedNotThrown) {
+  GPUQR_FOR_PRECISION(([&]<class T>() {
+    const std::int64_t n = 6;
+    // An indefinite symmetric matrix: diagonal 1 except G(3, 3) = -1.
+    Matrix<T> g(n, n);
+    for (std::int64_t j = 0; j < n; ++j)
+      for (std::int64_t i = 0; i < n; ++i) g(i, j) = i == j ? (i == 3 ? T(-1) : T(1)) : T(0.01);
+    Matrix<T> g_gpu = to_ctx<T>(ctx(), g.view());
+    Matrix<T> rinv(n, n, MemorySpace::device, ctx().device());
+    Matrix<double> st(detail::kStatusSize, 1, MemorySpace::device, ctx().device());
+    kernels::cuda::cholesky_inverse<T>(
+        ctx().impl(), g_gpu.view(), rinv.view(), 0.0,
+        VectorView<double>(st.data(), detail::kStatusSize, MemorySpace::device, ctx().device()));
+    EXPECT_EQ(to_host(ctx(), st)(detail::kStatusBreakdown, 0), 4.0);  // column 3, 1-based
+  }));
+}
+
+TEST_P(TsqrCudaTwins, OrhrColAndFinishGeqrfMatchLapack) {
+  GPUQR_FOR_PRECISION(([&]<class T>() {
+    Context cpu = Context::cpu();
+    const double eps = accuracy::eps<T>();
+    std::uint64_t seed = 400;
+    for (auto [m, n] : kShapes) {
+      SCOPED_TRACE(std::to_string(m) + "x" + std::to_string(n));
+      // An orthonormal Q from LAPACK (geqrf + orgqr of a random matrix).
+      Matrix<T> q = random_matrix<T>(m, n, seed++);
+      {
+        Matrix<T> tau(n, 1);
+        geqrf<T>(cpu, q.view(), VectorView<T>(tau.data(), n));
+        orgqr<T>(cpu, n, q.view(), VectorView<const T>(tau.data(), n));
+      }
+      Matrix<T> v_cpu(m, n), t_cpu(n, n), d_cpu(n, 1);
+      kernels::cpu::orhr_col<T>(cpu.impl(), q.view(), v_cpu.view(), t_cpu.view(),
+                                VectorView<T>(d_cpu.data(), n));
+      const Matrix<T> q_gpu = to_ctx<T>(ctx(), q.view());
+      Matrix<T> v_gpu(m, n, MemorySpace::device, ctx().device());
+      Matrix<T> t_gpu(n, n, MemorySpace::device, ctx().device());
+      Matrix<T> d_gpu(n, 1, MemorySpace::device, ctx().device());
+      kernels::cuda::orhr_col<T>(ctx().impl(), q_gpu.view(), v_gpu.view(), t_gpu.view(),
+                                 VectorView<T>(d_gpu.data(), n, MemorySpace::device,
+                                               ctx().device()));
+      const Matrix<T> d_back = to_host(ctx(), d_gpu);
+      for (std::int64_t i = 0; i < n; ++i) EXPECT_EQ(d_back(i, 0), d_cpu(i, 0)) << i;
+      const double bound = 100.0 * n * eps;
+      EXPECT_LT(entry_diff(to_host(ctx(), v_gpu), v_cpu, m, n, true), bound);
+      EXPECT_LT(entry_diff(to_host(ctx(), t_gpu), t_cpu), bound);
+      // finish_geqrf: D R on and above the diagonal, tau from T.
+      const Matrix<T> r = random_matrix<T>(n, n, seed++);
+      Matrix<T> f_cpu = v_cpu.clone(), tau_cpu(n, 1);
+      kernels::cpu::finish_geqrf<T>(cpu.impl(), r.view(), VectorView<const T>(d_cpu.data(), n),
+                                    t_cpu.view(), f_cpu.view(), VectorView<T>(tau_cpu.data(), n));
+      Matrix<T> f_gpu = to_ctx<T>(ctx(), v_cpu.view());
+      Matrix<T> tau_gpu(n, 1, MemorySpace::device, ctx().device());
+      const Matrix<T> r_gpu = to_ctx<T>(ctx(), r.view());
+      const Matrix<T> dd = to_ctx<T>(ctx(), d_cpu.view());
+      const Matrix<T> tt = to_ctx<T>(ctx(), t_cpu.view());
+      kernels::cuda::finish_geqrf<T>(
+          ctx().impl(), r_gpu.view(),
+          VectorView<const T>(dd.data(), n, MemorySpace::device, ctx().device()), tt.view(),
+          f_gpu.view(), VectorView<T>(tau_gpu.data(), n, MemorySpace::device, ctx().device()));
+      EXPECT_EQ(entry_diff(to_host(ctx(), f_gpu), f_cpu), 0.0);
+      EXPECT_EQ(entry_diff(to_host(ctx(), tau_gpu), tau_cpu), 0.0);
+    }
+  }));
+}
+
+INSTANTIATE_TEST_SUITE_P(Cuda, TsqrCudaTwins, cuda_backend_cases(), case_name);
+
+}  // namespace
+}  // namespace gpuqr::testing

@@ -1,0 +1,253 @@
+// The tall-skinny QR methods (gpuqr/tsqr.hpp) on every backend and precision: the paper's
+// stress test (orthogonality and residual per method and rho, printed as a table), shapes
+// for both output forms (tsqr_explicit; tsqr_geqrf checked through orgqr), TallSkinnyQR.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <string>
+
+#include "gpuqr/accuracy.hpp"
+#include "gpuqr/dense.hpp"
+#include "gpuqr/tsqr.hpp"
+#include "tests/support/backends.hpp"
+#include "tests/support/generators.hpp"
+#include "tests/support/ratios.hpp"
+#include "tests/support/tsqr_checks.hpp"
+
+namespace gpuqr::testing {
+namespace {
+
+constexpr double kLapackBound = 30.0;  // LAPACK's test-suite threshold for its ratios
+
+class TsqrMethods : public BackendTest {};
+
+struct MethodRun {
+  TsqrInfo info;
+  double orth = 0, res = 0;
+  bool accepted() const { return info.fallback_reason.empty(); }
+};
+
+TsqrOptions with(TsqrMethod method, bool fallback = true) {
+  TsqrOptions o;
+  o.method = method;
+  o.fallback = fallback;
+  return o;
+}
+
+/// tsqr_explicit on a copy of `a` in ctx's memory; the measures on the host.
+template <class T>
+MethodRun run_explicit(const Context& ctx, const Matrix<T>& a, const TsqrOptions& options) {
+  Matrix<T> q = to_ctx<T>(ctx, a.view());
+  Matrix<T> r(a.cols(), a.cols(), q.space(), q.device());
+  MethodRun run;
+  run.info = tsqr_explicit<T>(ctx, q.view(), r.view(), options);
+  const Matrix<T> qh = to_host(ctx, q), rh = to_host(ctx, r);
+  run.orth = orthogonality_f<T>(qh.view());
+  run.res = residual_f<T>(a.view(), qh.view(), rh.view());
+  return run;
+}
+
+std::string cell(const MethodRun& r) {
+  char text[64];
+  std::snprintf(text, sizeof text, "%9.2e %9.2e %s", r.orth, r.res, r.accepted() ? " " : "*");
+  return text;
+}
+
+TEST_P(TsqrMethods, StressTestOfThePaper) {
+  GPUQR_FOR_PRECISION(([&]<class T>() {
+    const std::int64_t m = 1000, n = 200;
+    const double eps = accuracy::eps<T>();
+    std::printf("\n[%s %s] stress test 1000x200, R(100,100) = rho: ||Q^T Q - I||_F  "
+                "||A - QR||_F/||A||_F  (* = fallback_reason set: a named method rejected by its certificate, returned anyway with fallback off; automatic: an earlier method was given up)\n",
+                to_string(ctx().backend()), sizeof(T) == 8 ? "double" : "float");
+    std::printf("%7s | %-21s | %-21s | %-21s | %-21s %s\n", "rho", "householder",
+                "cholesky_qr2", "shifted_cholesky_qr3", "automatic", "(method chosen)");
+    int raw_cqr2_failures = 0;
+    for (int e = 1; e <= 15; ++e) {
+      const double rho = std::pow(10.0, -e);
+      SCOPED_TRACE("rho = 1e-" + std::to_string(e));
+      const Matrix<T> a = stress_matrix<T>(m, n, 99, rho, 2020);
+      const MethodRun house = run_explicit<T>(ctx(), a, with(TsqrMethod::householder));
+      const MethodRun cqr2 = run_explicit<T>(ctx(), a, with(TsqrMethod::cholesky_qr2, false));
+      const MethodRun scqr3 = run_explicit<T>(ctx(), a, with(TsqrMethod::shifted_cholesky_qr3, false));
+      const MethodRun cqr2_safe = run_explicit<T>(ctx(), a, with(TsqrMethod::cholesky_qr2));
+      const MethodRun autom = run_explicit<T>(ctx(), a, with(TsqrMethod::automatic));
+      std::printf("%7.0e | %s | %s | %s | %s (%s)\n", rho, cell(house).c_str(),
+                  cell(cqr2).c_str(), cell(scqr3).c_str(), cell(autom).c_str(),
+                  to_string(autom.info.method));
+      // Within 10x of Householder QR's figures (floors: sqrt(n) eps and eps, never 0).
+      const double orth_bound = 10 * std::max(house.orth, std::sqrt(double(n)) * eps);
+      const double res_bound = 10 * std::max(house.res, eps);
+      EXPECT_LT(house.orth, kLapackBound * m * eps);
+      EXPECT_LE(autom.orth, orth_bound);
+      EXPECT_LE(autom.res, res_bound);
+      EXPECT_LE(cqr2_safe.orth, orth_bound);
+      EXPECT_LE(cqr2_safe.res, res_bound);
+      EXPECT_NE(autom.info.method, TsqrMethod::automatic);
+      // CholeskyQR2 may fail only where automatic does not choose it.
+      const bool cqr2_good = cqr2.orth <= orth_bound && cqr2.res <= res_bound;
+      if (!cqr2_good) {
+        ++raw_cqr2_failures;
+        EXPECT_NE(autom.info.method, TsqrMethod::cholesky_qr2);
+        EXPECT_FALSE(cqr2.accepted()) << "a poor CholeskyQR2 result passed its certificate";
+      }
+      if (cqr2.accepted()) {
+        EXPECT_LE(cqr2.orth, orth_bound);
+        EXPECT_LE(cqr2.res, res_bound);
+      }
+      if (autom.info.method == TsqrMethod::cholesky_qr2) EXPECT_TRUE(cqr2.accepted());
+      // Shifted CholeskyQR3: wherever its certificate accepts it, as good as Householder.
+      if (scqr3.accepted()) {
+        EXPECT_LE(scqr3.orth, orth_bound);
+        EXPECT_LE(scqr3.res, res_bound);
+      }
+      // Where the theory promises it works (kappa(A) ~ 2e2 / rho well below
+      // u^{-1} / (11 (mn + n(n+1)))): accepted. Double only; in float that bound is < 10.
+      if (sizeof(T) == 8 && e <= 6) EXPECT_TRUE(scqr3.accepted()) << scqr3.info.fallback_reason;
+      if (!autom.info.fallback_reason.empty()) {
+        EXPECT_NE(autom.info.fallback_reason.find("Cholesky"), std::string::npos);
+      }
+    }
+    // The test has teeth: unguarded CholeskyQR2 does fail on the ill-conditioned end.
+    EXPECT_GT(raw_cqr2_failures, 0);
+  }));
+}
+
+const std::pair<int, int> kShapes[] = {{1000, 1}, {517, 37}, {300, 300}, {1001, 64},
+                                       {4000, 70}, {33, 32}, {1, 1}};
+const TsqrMethod kMethods[] = {TsqrMethod::householder, TsqrMethod::cholesky_qr2,
+                               TsqrMethod::shifted_cholesky_qr3, TsqrMethod::automatic};
+
+TEST_P(TsqrMethods, ExplicitAcrossShapes) {
+  GPUQR_FOR_PRECISION(([&]<class T>() {
+    std::uint64_t seed = 70;
+    for (auto [m, n] : kShapes) {
+      for (TsqrMethod method : kMethods) {
+        SCOPED_TRACE(std::to_string(m) + "x" + std::to_string(n) + " " + to_string(method));
+        const Matrix<T> a = random_matrix<T>(m, n, seed++);
+        Matrix<T> q = to_ctx<T>(ctx(), a.view());
+        Matrix<T> r(n, n, q.space(), q.device());
+        const TsqrInfo info = tsqr_explicit<T>(ctx(), q.view(), r.view(), with(method));
+        const Matrix<T> qh = to_host(ctx(), q), rh = to_host(ctx(), r);
+        EXPECT_LT(track("tsqr_explicit backward error",
+                        accuracy::qr_backward_error<T>(a.view(), qh.view(), rh.view())),
+                  kLapackBound);
+        EXPECT_LT(track("tsqr_explicit orthogonality", accuracy::orthogonality<T>(qh.view())),
+                  kLapackBound);
+        for (std::int64_t j = 0; j < n; ++j)
+          for (std::int64_t i = j + 1; i < n; ++i) EXPECT_EQ(rh(i, j), T(0));
+        if (method != TsqrMethod::automatic) {
+          EXPECT_TRUE(info.method == method || !info.fallback_reason.empty());
+        }
+      }
+    }
+  }));
+}
+
+TEST_P(TsqrMethods, GeqrfFormWorksWithOrgqrAndOrmqr) {
+  GPUQR_FOR_PRECISION(([&]<class T>() {
+    const double eps = accuracy::eps<T>();
+    std::uint64_t seed = 170;
+    for (auto [m, n] : kShapes) {
+      for (TsqrMethod method : kMethods) {
+        SCOPED_TRACE(std::to_string(m) + "x" + std::to_string(n) + " " + to_string(method));
+        const Matrix<T> a = random_matrix<T>(m, n, seed++);
+        Matrix<T> f = to_ctx<T>(ctx(), a.view());
+        Matrix<T> tau(n, 1, f.space(), f.device());
+        const TsqrInfo info = tsqr_geqrf<T>(ctx(), f.view(),
+                                            VectorView<T>(tau.data(), n, f.space(), f.device()),
+                                            with(method));
+        // Q by the library's own orgqr from the reflectors and tau.
+        Matrix<T> q = Matrix<T>::copy_of(f.view(), f.space(), f.device());
+        orgqr<T>(ctx(), n, q.view(), VectorView<const T>(tau.data(), n, f.space(), f.device()));
+        const Matrix<T> fh = to_host(ctx(), f), qh = to_host(ctx(), q);
+        Matrix<T> rh(n, n);
+        for (std::int64_t j = 0; j < n; ++j)
+          for (std::int64_t i = 0; i < n; ++i) rh(i, j) = i <= j ? fh(i, j) : T(0);
+        EXPECT_LT(track("tsqr_geqrf backward error",
+                        accuracy::qr_backward_error<T>(a.view(), qh.view(), rh.view())),
+                  kLapackBound);
+        EXPECT_LT(track("tsqr_geqrf orthogonality", accuracy::orthogonality<T>(qh.view())),
+                  kLapackBound);
+        // ormqr with the same reflectors: Q^T A = R (zeros below the first n rows).
+        Matrix<T> c = to_ctx<T>(ctx(), a.view());
+        ormqr<T>(ctx(), Side::left, Op::trans, f.view(),
+                 VectorView<const T>(tau.data(), n, f.space(), f.device()), c.view());
+        const Matrix<T> ch = to_host(ctx(), c);
+        const double anorm = accuracy::norm1<T>(a.view());
+        double err = 0.0;
+        for (std::int64_t j = 0; j < n; ++j)
+          for (std::int64_t i = 0; i < m; ++i)
+            err = std::max(err, std::abs(double(ch(i, j)) - (i < n ? double(rh(i, j)) : 0.0)));
+        EXPECT_LT(track("tsqr_geqrf ormqr(Q^T A) - R", err / (anorm * m * eps)), kLapackBound);
+        // orgqr reproduces tsqr_explicit's Q, up to the column signs D.
+        Matrix<T> qe = to_ctx<T>(ctx(), a.view());
+        Matrix<T> re(n, n, qe.space(), qe.device());
+        const TsqrInfo info_e = tsqr_explicit<T>(ctx(), qe.view(), re.view(), with(method));
+        EXPECT_EQ(info_e.method, info.method);
+        const Matrix<T> qeh = to_host(ctx(), qe);
+        double diff = 0.0;
+        for (std::int64_t j = 0; j < n; ++j) {
+          double dot = 0.0;
+          for (std::int64_t i = 0; i < m; ++i) dot += double(qh(i, j)) * double(qeh(i, j));
+          const double s = dot < 0 ? -1.0 : 1.0;
+          for (std::int64_t i = 0; i < m; ++i) {
+            const double e = double(qh(i, j)) - s * double(qeh(i, j));
+            diff += e * e;
+          }
+        }
+        EXPECT_LT(track("orgqr(tsqr_geqrf) vs explicit Q", std::sqrt(diff) / (n * eps)), 100.0);
+      }
+    }
+  }));
+}
+
+TEST_P(TsqrMethods, TallSkinnyQRObject) {
+  GPUQR_FOR_PRECISION(([&]<class T>() {
+    const std::int64_t m = 700, n = 40, k = 3;
+    const double eps = accuracy::eps<T>();
+    for (TsqrMethod method : kMethods) {
+      SCOPED_TRACE(to_string(method));
+      const Matrix<T> a = random_matrix<T>(m, n, 900);
+      const Matrix<T> b = random_matrix<T>(m, k, 901);
+      const Matrix<T> y = random_matrix<T>(n, k, 902);
+      const Matrix<T> a_ctx = to_ctx<T>(ctx(), a.view());
+      const TallSkinnyQR<T> qr(ctx(), a_ctx.view(), with(method));
+      EXPECT_EQ(qr.rows(), m);
+      EXPECT_EQ(qr.cols(), n);
+      EXPECT_NE(qr.info().method, TsqrMethod::automatic);
+      const Matrix<T> q = to_host(ctx(), qr.matrix_q());
+      const Matrix<T> r = to_host(ctx(), qr.matrix_r());
+      EXPECT_LT(accuracy::qr_backward_error<T>(a.view(), q.view(), r.view()), kLapackBound);
+      EXPECT_LT(accuracy::orthogonality<T>(q.view()), kLapackBound);
+      // apply_qt(A) = R and apply_q(Y) = Q Y.
+      const Matrix<T> qta = to_host(ctx(), qr.apply_qt(a_ctx.view()));
+      EXPECT_LT(accuracy::relative_difference<T>(qta.view(), r.view()) / (m * eps), kLapackBound);
+      const Matrix<T> y_ctx = to_ctx<T>(ctx(), y.view());
+      const Matrix<T> qy = to_host(ctx(), qr.apply_q(y_ctx.view()));
+      Matrix<T> want(m, k);
+      for (std::int64_t c = 0; c < k; ++c)
+        for (std::int64_t i = 0; i < m; ++i) {
+          double s = 0.0;
+          for (std::int64_t l = 0; l < n; ++l) s += double(q(i, l)) * double(y(l, c));
+          want(i, c) = static_cast<T>(s);
+        }
+      EXPECT_LT(accuracy::relative_difference<T>(qy.view(), want.view()) / (m * eps),
+                kLapackBound);
+      // Least squares.
+      const Matrix<T> b_ctx = to_ctx<T>(ctx(), b.view());
+      const Matrix<T> x = to_host(ctx(), qr.solve(b_ctx.view()));
+      ASSERT_EQ(x.rows(), n);
+      EXPECT_LT(track("TallSkinnyQR lstsq ratio",
+                      accuracy::lstsq_optimality_ratio<T>(a.view(), x.view(), b.view())),
+                kLapackBound);
+    }
+  }));
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, TsqrMethods, all_backend_cases(), case_name);
+
+}  // namespace
+}  // namespace gpuqr::testing
