@@ -323,4 +323,31 @@ inline double check_basic_solution(const CscMatrix<double>& a, const SparseQR<do
   return opt;
 }
 
+/// The gradient of a g x g grid (horizontal and vertical differences) plus one row per
+/// boundary node (a Dirichlet condition), so it has full column rank: about 2 g^2 x g^2.
+template <class T>
+CscMatrix<T> grid_gradient(I g) {
+  std::vector<I> ii, jj;
+  std::vector<T> vv;
+  I row = 0;
+  auto node = [g](I x, I y) { return x + y * g; };
+  auto diff = [&](I p, I q) {
+    ii.insert(ii.end(), {row, row});
+    jj.insert(jj.end(), {p, q});
+    vv.insert(vv.end(), {T(-1), T(1)});
+    ++row;
+  };
+  for (I y = 0; y < g; ++y)
+    for (I x = 0; x < g; ++x) {
+      if (x + 1 < g) diff(node(x, y), node(x + 1, y));
+      if (y + 1 < g) diff(node(x, y), node(x, y + 1));
+      if (x == 0 || y == 0 || x == g - 1 || y == g - 1) {
+        ii.push_back(row++);
+        jj.push_back(node(x, y));
+        vv.push_back(T(1));
+      }
+    }
+  return CscMatrix<T>::from_triplets(row, g * g, ii, jj, vv);
+}
+
 }  // namespace gpuqr::testing::sparse
