@@ -89,10 +89,11 @@ symmetric or skew-symmetric). b must be m x 1.
 
 A coordinate (sparse) A on the CPU backend is solved by sparse multifrontal QR
 (gpuqr::SparseQR, COLAMD column ordering; the natural ordering, with a note, in a build
-without SuiteSparse), never densified. When that R has a zero pivot (A structurally or
-numerically rank deficient: the sparse path has no rank detection yet) the tool says so and
-falls back to the dense path. On the CUDA backend a sparse A is densified (sparse GPU QR is
-not available yet); --dense densifies it on the CPU too.
+without SuiteSparse), never densified. Its rank detection (as SuiteSparseQR's: a column whose
+remaining norm is <= tol = 20 (m + n) eps max_j ||A(:, j)||_2 is dropped) reports the
+numerical rank; when it is below n, x is the basic solution (zero on the dropped columns) and
+the tool prints how many columns were dropped. On the CUDA backend a sparse A is densified
+(sparse GPU QR is not available yet); --dense densifies it on the CPU too.
 
 Without b the tool makes a problem whose solution is known:
   x_true(i) = 1 + i/n            (i = 0 .. n-1)
@@ -124,14 +125,18 @@ report:
   optimality           ||A^T r||_2 / (||A||_F ||r||_2), r = b - A x: 0 at the exact solution;
                        a backward-stable solve gives a modest multiple of eps when ||r|| is
                        not tiny (it is rounding noise when the system is consistent)
-  rcond estimate       min |R(i,i)| / max |R(i,i)|: an upper bound on 1/cond_2(A), so a small
+  rank                 sparse path: the numerical rank, and the columns dropped (count, and
+                       the first few, indices from 0)
+  rcond estimate       min |R(i,i)| / max |R(i,i)| (sparse path: over the kept columns): an
+                       upper bound on 1/cond_2(A) (of the kept columns), so a small
                        value proves ill-conditioning (a warning is printed), a moderate one
                        does not exclude it
   error                ||x - x_true||_2 / ||x_true||_2, when b was generated
 
-When R(i,i) is exactly zero (A rank deficient) there is no unique solution: x is not
-computed, nothing is written, and the exit status is 1. (On the sparse path a zero pivot
-first sends the problem to the dense path, which then decides.)
+Dense path: when R(i,i) is exactly zero (A rank deficient) there is no unique solution: x is
+not computed, nothing is written, and the exit status is 1. The sparse path returns the basic
+solution instead (exit status 0); the error against x_true is then not reported, since x_true
+is one of many least-squares solutions.
 )";
 
 const char* const kInfoHelp =
@@ -255,9 +260,6 @@ struct Problem {
   std::optional<Matrix<double>> x_true;
 };
 
-/// Exit code of solve_sparse asking for the dense path instead (not a process exit code).
-constexpr int kFallBackToDense = -1;
-
 const char* ordering_name(ColumnOrdering ordering) {
   switch (ordering) {
     case ColumnOrdering::colamd: return "COLAMD";
@@ -286,17 +288,6 @@ SparseQR<T> sparse_factor(const CscMatrix<T>& a, Problem& p) {
   }
 }
 
-/// The fallback note for a sparse factorization with zero pivots.
-template <class T>
-std::string zero_pivot_note(const SparseQR<T>& qr) {
-  const std::vector<std::int64_t>& z = qr.zero_pivots();
-  const std::int64_t col = qr.column_permutation()[static_cast<std::size_t>(z.front())];
-  return "sparse QR: R has " + std::to_string(z.size()) + " zero pivot" +
-         (z.size() == 1 ? "" : "s") + " (first at column " + std::to_string(col) +
-         " of A): A is structurally or numerically rank deficient and the sparse path has no "
-         "rank detection yet; falling back to the dense path (A densified)";
-}
-
 /// y = A x for sparse A (double), x n x 1.
 Matrix<double> sparse_times(const CscMatrix<double>& a, const Matrix<double>& x) {
   Matrix<double> y(a.rows, 1);
@@ -310,26 +301,21 @@ Matrix<double> sparse_times(const CscMatrix<double>& a, const Matrix<double>& x)
 }
 
 /// z = (I - Q Q^T) w by the sparse QR: z = w - A x_ls(w), done twice (the second pass removes
-/// what rounding left of range(A)). False (z untouched) when R has zero pivots.
-bool project_sparse(Problem& p, Matrix<double>& z) {
+/// what rounding left of range(A)). With A rank deficient, x_ls is the basic solution: A x_ls
+/// is still w's projection onto range(A) (up to the dropped columns, of norm <= tol).
+void project_sparse(Problem& p, Matrix<double>& z) {
   const SparseQR<double> qr = sparse_factor<double>(*p.sparse, p);
-  if (!qr.zero_pivots().empty()) {
-    field("note", zero_pivot_note(qr));
-    return false;
-  }
   for (int pass = 0; pass < 2; ++pass) {
     const Matrix<double> y = qr.solve(z.view());
     const Matrix<double> ay = sparse_times(*p.sparse, y);
     for (std::int64_t i = 0; i < z.rows(); ++i) z(i, 0) -= ay(i, 0);
   }
-  return true;
 }
 
 void densify(Problem& p);
 
 /// b = A x_true + z with z orthogonal to range(A), ||z|| = 0.1 ||A x_true|| (see the help).
-/// On the sparse path z is projected with a double SparseQR of A; when that has zero pivots
-/// the problem falls back to the dense path first (with a note).
+/// On the sparse path z is projected with a double SparseQR of A.
 void generate_rhs(Problem& p) {
   const std::int64_t m = p.m, n = p.n;
   Matrix<double> x_true(n, 1);
@@ -340,8 +326,9 @@ void generate_rhs(Problem& p) {
   SplitMix64 rng(1);
   for (std::int64_t i = 0; i < m; ++i) z(i, 0) = rng.uniform();
   const double w_norm = norm2(z);
-  if (p.sparse_path && !project_sparse(p, z)) densify(p);
-  if (!p.sparse_path) {
+  if (p.sparse_path) {
+    project_sparse(p, z);
+  } else {
     HouseholderQR<double> qr(Context::cpu(), p.a.view());
     qr.apply_q(Side::left, Op::trans, z.view());
     for (std::int64_t i = 0; i < n; ++i) z(i, 0) = 0.0;
@@ -382,8 +369,7 @@ void check_fits_in_memory(std::int64_t m, std::int64_t n) {
     throw ToolError("densifying A (" + shape(m, n) + ") needs " +
                     fmt("%.1f GiB per copy, too much for this machine's ", bytes / kGiB) +
                     fmt("%.1f GiB of memory (the sparse QR, used for a ", physical / kGiB) +
-                    "sparse A on the CPU backend without --dense, densifies only when R has "
-                    "a zero pivot)");
+                    "sparse A on the CPU backend without --dense, never densifies)");
   }
 }
 
@@ -606,8 +592,47 @@ int solve_and_report(const Context& ctx, const Problem& p, const LstsqOptions& o
   return report_accuracy<T>(p, o, x, xd, r_norm, optimality, info.rcond_estimate);
 }
 
+/// The rank line of the sparse path: rank, tolerance and the dropped columns (count, the
+/// first few). With rank < n, x is the basic solution and x_true (if generated) is one of
+/// many solutions: its error is not reported.
+template <class T>
+void report_rank(const SparseQR<T>& qr, Problem& p) {
+  const std::vector<std::int64_t> dead = qr.dead_columns();
+  std::string text = std::to_string(qr.rank()) + " of " + std::to_string(p.n) +
+                     fmt(" (tolerance %.2e)", qr.tolerance());
+  field("rank", text);
+  if (dead.empty()) return;
+  std::string cols;
+  for (std::size_t i = 0; i < dead.size() && i < 8; ++i)
+    cols += (i ? ", " : "") + std::to_string(dead[i]);
+  if (dead.size() > 8) cols += ", ...";
+  field("dropped columns", std::to_string(dead.size()) + " (" + cols +
+                               "; indices from 0): x is the basic solution, 0 there");
+  if (p.x_true) {
+    field("note", "A is rank deficient: x_true is one of many least-squares solutions, so "
+                  "the error against it is not reported");
+    p.x_true.reset();
+  }
+}
+
+/// min |R(k,k)| / max |R(k,k)| over the kept (nonzero) pivots: the rcond estimate of the
+/// columns the basic solution uses (1 when none).
+template <class T>
+double live_rcond(const SparseQR<T>& qr) {
+  const CscMatrix<T> r = qr.r();
+  double lo = INFINITY, hi = 0.0;
+  for (std::int64_t j = 0; j < r.cols; ++j) {
+    const std::int64_t last = r.col_ptr[j + 1] - 1;  // the diagonal ends each column
+    const double d = std::abs(static_cast<double>(r.values[last]));
+    if (d == 0.0) continue;
+    lo = std::min(lo, d);
+    hi = std::max(hi, d);
+  }
+  return hi > 0.0 ? lo / hi : 1.0;
+}
+
 /// The sparse path (CPU): SparseQR<T> factors (analysis included) and solves; the accuracy is
-/// measured with sparse products in double. kFallBackToDense when R has zero pivots.
+/// measured with sparse products in double. A rank-deficient A gets the basic solution.
 template <class T>
 int solve_sparse(Problem& p, const LstsqOptions& o) {
   const CscMatrix<T> a = p.sparse->template cast<T>();
@@ -623,10 +648,6 @@ int solve_sparse(Problem& p, const LstsqOptions& o) {
     qr.reset();
     qr.emplace(sparse_factor<T>(a, p));
     t.factor = ms_since(t1);
-    if (r == 0 && !qr->zero_pivots().empty()) {
-      field("note", zero_pivot_note(*qr));
-      return kFallBackToDense;
-    }
     const auto t2 = Clock::now();
     x = qr->solve(b.view(), &residual_norms);
     t.solve = ms_since(t2);
@@ -639,6 +660,7 @@ int solve_sparse(Problem& p, const LstsqOptions& o) {
   const Timing& best = best_run(runs);
   const std::string time = describe_runs(runs);
   field("time", time);
+  report_rank(*qr, p);
 
   if (o.verbose) {
     const SparseAnalysis& an = qr->analysis();
@@ -692,7 +714,7 @@ int solve_sparse(Problem& p, const LstsqOptions& o) {
   const double optimality = (r_norm == 0.0 || a_norm2 == 0.0)
                                 ? 0.0
                                 : std::sqrt(atr2) / (std::sqrt(a_norm2) * r_norm);
-  return report_accuracy<T>(p, o, x, xd, r_norm, optimality, qr->rcond_estimate());
+  return report_accuracy<T>(p, o, x, xd, r_norm, optimality, live_rcond(*qr));
 }
 
 int cmd_lstsq(const std::vector<std::string>& args) {
@@ -771,11 +793,7 @@ int cmd_lstsq(const std::vector<std::string>& args) {
   // The context first: a bad --backend cuda fails before any reading.
   const Context ctx = Context::from_choice(o.backend);
   Problem p = load_problem(o, ctx.is_cuda());
-  if (p.sparse_path) {
-    const int rc = o.single ? solve_sparse<float>(p, o) : solve_sparse<double>(p, o);
-    if (rc != kFallBackToDense) return rc;
-    densify(p);
-  }
+  if (p.sparse_path) return o.single ? solve_sparse<float>(p, o) : solve_sparse<double>(p, o);
   return o.single ? solve_and_report<float>(ctx, p, o) : solve_and_report<double>(ctx, p, o);
 }
 

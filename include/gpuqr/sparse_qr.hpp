@@ -7,10 +7,14 @@
 // front's R are rows first_pivot.. of R; the next cb_rows rows (the contribution block) go to
 // the parent front.
 //
-// The Householder vectors and scalars of every front are kept, so solve() applies Q^T to its
-// right-hand sides front by front in the same order (ormqr), then back-substitutes with R.
-// One factorization serves any number of solves. (SuiteSparseQR's Q-less mode, where B is
-// carried along as extra columns of every front, is a later addition.)
+// By default the Householder vectors and scalars of every front are kept, so solve() applies
+// Q^T to its right-hand sides front by front in the same order (ormqr), then back-substitutes
+// with R: one factorization serves any number of solves. Q-less mode
+// (SparseQROptions::keep_householder = false), like SuiteSparseQR's [C, R] = qr(A, B): the
+// right-hand sides B are given to the constructor and carried through every front as extra
+// columns, so C = Q^T B comes out of the factorization itself, and each front's reflectors are
+// discarded as soon as its R rows, contribution block and carried rows are taken out; only R,
+// C and a few integers per front stay. solve_carried() then solves from C.
 //
 // Rank detection as SuiteSparseQR does it (Heath's method): with a tolerance tol >= 0 (by
 // default SuiteSparseQR's 20 (m + n) eps max_j ||A(:, j)||_2), a pivot column whose norm over
@@ -42,6 +46,13 @@ struct SparseQROptions {
   /// 20 (m + n) eps max_j ||A(:, j)||_2 (eps of T); any other negative value turns rank
   /// detection off; a value >= 0 is used as given (0 drops only exactly zero columns).
   double tolerance = -2;
+  /// Keep every front's Householder vectors (the default), so that solve(B), apply_qt,
+  /// apply_q and solve_transposed_min_norm work for any B after the factorization. false:
+  /// Q-less mode: the vectors are discarded front by front (saving their memory, about the
+  /// size of all the fronts); only the right-hand sides given to the constructor can be
+  /// solved (solve_carried), and solve(B), apply_qt, apply_q and solve_transposed_min_norm
+  /// throw InvalidArgument.
+  bool keep_householder = true;
 };
 
 /// The multifrontal QR factorization A Q = Q_H R of a sparse m x n matrix (any m, n) on the
@@ -54,6 +65,14 @@ class SparseQR {
   /// value, or from the analysis for bad options; NotCompiled for colamd/amd without
   /// SuiteSparse).
   explicit SparseQR(const CscMatrix<T>& a, const SparseQROptions& options = {});
+
+  /// Analyzes and factors `a` carrying B (m x k, dense, host memory) through the fronts as
+  /// extra columns, so that C = Q_H^T B (qtb()) is formed during the factorization, as
+  /// SuiteSparseQR's [C, R] = qr(A, B) does; with options.keep_householder = false (Q-less)
+  /// the reflectors are then discarded. Same errors as the constructor above, and
+  /// InvalidArgument when B is not on the host, its row count differs from m, or it holds a
+  /// NaN or Inf (checked before any work).
+  SparseQR(const CscMatrix<T>& a, MatrixView<const T> b, const SparseQROptions& options = {});
 
   std::int64_t rows() const noexcept { return analysis_.rows; }
   std::int64_t cols() const noexcept { return analysis_.cols; }
@@ -99,7 +118,8 @@ class SparseQR {
   /// R (the residual norms are then those of that solution, up to the dropped parts of A,
   /// whose column norms are <= tolerance()). Throws InvalidArgument when B's rows differ
   /// from m, B is not on the host, m < n (see min_norm_solve), or, without rank
-  /// detection, R has a zero pivot (the message names the original column; see zero_pivots()).
+  /// detection, R has a zero pivot (the message names the original column; see zero_pivots()),
+  /// and in Q-less mode (the vectors were not kept: use solve_carried()).
   Matrix<T> solve(MatrixView<const T> b, std::vector<double>* residual_norms = nullptr) const;
 
   /// Q_H^T B for B m x k (dense, host memory): the orthogonal transformation of the
@@ -118,13 +138,16 @@ class SparseQR {
   ///    unchanged.
   /// ||Q_H^T B(:, j)||_2 == ||B(:, j)||_2 to rounding; rows r_row_count().. hold the
   /// least-squares residual of a full-rank system. Throws InvalidArgument when B's rows
-  /// differ from m, B is not on the host, or B holds a NaN or Inf.
+  /// differ from m, B is not on the host, or B holds a NaN or Inf, and in Q-less mode
+  /// (keep_householder = false: the vectors were not kept; qtb() holds Q^T B for the B
+  /// given to the constructor).
   Matrix<T> apply_qt(MatrixView<const T> b) const;
 
   /// Q_H C for C m x k in apply_qt's row order (dense, host memory); the result is in A's
   /// original row order. The inverse of apply_qt: apply_q(apply_qt(B)) == B to rounding.
   /// The fronts are run in reverse order with their reflectors (ormqr, no transpose) and the
-  /// rows scattered back exactly inverse to apply_qt's gathering. Same errors as apply_qt.
+  /// rows scattered back exactly inverse to apply_qt's gathering. Same errors as apply_qt
+  /// (InvalidArgument in Q-less mode too).
   Matrix<T> apply_q(MatrixView<const T> c) const;
 
   /// The number of leading rows of apply_qt's result that are rows of R (pivots with a
@@ -138,7 +161,7 @@ class SparseQR {
   /// so M^T x = b <=> R1^T z1 = Q^T b with z = Q_H^T x = [z1; z2] (R1 the leading n x n block
   /// of R); the minimum-norm x has z2 = 0: x = Q_H [R1^{-T} Q^T b; 0]. Throws InvalidArgument
   /// when B's rows differ from cols(), B is not on the host or holds a NaN/Inf, rows() <
-  /// cols(), or rank() < cols() (the message names the rank).
+  /// cols(), or rank() < cols() (the message names the rank), or in Q-less mode.
   Matrix<T> solve_transposed_min_norm(MatrixView<const T> b) const;
 
   /// The minimum-norm solution X (n x k) of A X = B for a sparse m x n A of full row rank
@@ -152,9 +175,29 @@ class SparseQR {
   /// Entries of R stored by r() (the diagonal always counts).
   std::int64_t nnz_r() const noexcept { return static_cast<std::int64_t>(r_values_.size()); }
 
+  /// Whether the Householder vectors were kept (SparseQROptions::keep_householder).
+  bool keeps_householder() const noexcept { return keep_householder_; }
+
+  /// C = Q_H^T B for the B given to the constructor (m x k, host memory, apply_qt's row
+  /// order; m x 0 when no B was given), formed by carrying B through the fronts. With the
+  /// Householder vectors kept it equals apply_qt(B) to rounding.
+  const Matrix<T>& qtb() const noexcept { return qtb_; }
+
+  /// Least-squares solutions X (n x k) for the B given to the constructor, from qtb() and R
+  /// (works in both modes; the same solution as solve(B), basic solution with rank
+  /// detection). `residual_norms` as in solve(). Throws InvalidArgument when m < n or, without
+  /// rank detection, R has a zero pivot.
+  Matrix<T> solve_carried(std::vector<double>* residual_norms = nullptr) const;
+
+  /// Bytes of memory the factorization holds: R (values, column indices, row pointers), the
+  /// kept fronts (each front's Householder vectors, which share its storage with R's rows and
+  /// the contribution block, tau, row map) and C (qtb()). The analysis is not counted.
+  std::int64_t stored_bytes() const noexcept;
+
  private:
   /// One factored front: geqrf's output on the staircase-sorted front, its tau, and where
-  /// each front row came from (index into [a_rows, child 0's CB rows, child 1's, ...]).
+  /// each front row came from (index into [a_rows, child 0's CB rows, child 1's, ...]); in
+  /// Q-less mode qr, tau and row_source are released (empty) after the factorization.
   /// With dead columns, qr's reflector columns are compacted (the dead pivot columns
   /// removed) so that reflector t sits in column t from row t, as geqrf leaves them.
   struct Front {
@@ -176,6 +219,22 @@ class SparseQR {
   std::vector<T> r_values_;
   std::vector<std::int64_t> zero_pivots_;
   double tol_ = -1;
+  bool keep_householder_ = true;
+  Matrix<T> qtb_;
+
+  /// The numeric factorization, B (m x k, checked) carried along when not null.
+  void factor(const CscMatrix<T>& a, const MatrixView<const T>* b, const SparseQROptions& options);
+  /// Throws InvalidArgument naming `who` when the reflectors were not kept.
+  void require_householder(const char* who) const;
+  /// X from Q^T B (apply_qt's order) and R: the back substitution shared by solve() and
+  /// solve_carried(); `residual_norms` from the rows R does not reach.
+  Matrix<T> solve_from_qtb(const Matrix<T>& qtb, std::vector<double>* residual_norms) const;
+  /// InvalidArgument naming `who` when m < n, or R has a zero pivot without rank detection.
+  void check_solvable(const char* who) const;
+  /// qtb_ from the carried rows of R (c_r, by permuted column), the `tail` rows R does not
+  /// reach (c_tail) and B's rows that are in no front.
+  void assemble_qtb(const MatrixView<const T>* b, const Matrix<T>& c_r, const Matrix<T>& c_tail,
+                    std::int64_t tail);
 
   /// Per permuted column k: its row in apply_qt's result, or -1 (no reflector row).
   std::vector<std::int64_t> qt_pivot_rows() const;

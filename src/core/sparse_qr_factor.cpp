@@ -1,5 +1,5 @@
-// Sparse multifrontal QR on the CPU: numeric factorization on top of the symbolic analysis,
-// and the least-squares solve with the kept per-front Householder reflectors.
+// Sparse multifrontal QR on the CPU: the numeric factorization on top of the symbolic
+// analysis (rank detection, Householder vectors kept or B carried along, Q-less), and R.
 #include "gpuqr/sparse_qr.hpp"
 
 #include <cblas.h>
@@ -13,6 +13,7 @@
 
 #include "gpuqr/dense.hpp"
 #include "gpuqr/error.hpp"
+#include "src/core/sparse_qr_detail.hpp"
 
 namespace gpuqr {
 namespace detail {
@@ -123,8 +124,22 @@ inline void apply_reflector(I m, I n, const double* v, double tau, double* c, I 
 
 template <class T>
 SparseQR<T>::SparseQR(const CscMatrix<T>& a, const SparseQROptions& options) {
+  factor(a, nullptr, options);
+}
+
+template <class T>
+SparseQR<T>::SparseQR(const CscMatrix<T>& a, MatrixView<const T> b,
+                      const SparseQROptions& options) {
+  factor(a, &b, options);
+}
+
+template <class T>
+void SparseQR<T>::factor(const CscMatrix<T>& a, const MatrixView<const T>* b,
+                         const SparseQROptions& options) {
   using I = std::int64_t;
   a.validate();
+  if (b != nullptr) check_rhs(*b, a.rows, "SparseQR");
+  keep_householder_ = options.keep_householder;
   for (I p = 0; p < a.nnz(); ++p) {
     GPUQR_CHECK_ARG(std::isfinite(a.values[p]),
                     "SparseQR: A has a NaN or Inf value at entry " + std::to_string(p));
@@ -160,11 +175,18 @@ SparseQR<T>::SparseQR(const CscMatrix<T>& a, const SparseQROptions& options) {
   std::vector<T> work;
   r_row_ptr_.assign(1, 0);
   r_row_ptr_.reserve(n + 1);
+  // Carried right-hand sides: B's k columns ride along as front columns ncols.. of every
+  // front (dense: every front row has them). c_r row k gets the transformed B of R's row k,
+  // c_tail the rows R does not reach, in apply_qt's order; qtb_ is assembled from both.
+  const I k = b != nullptr ? b->cols() : 0;
+  Matrix<T> c_r(n, k), c_tail(a.rows, k);
+  I tail = 0;
 
   for (I fi = 0; fi < nf; ++fi) {
     const FrontInfo& f = analysis_.fronts[fi];
     Front& out = fronts_[fi];
     const I ncols = static_cast<I>(f.cols.size());
+    const I width = ncols + k;  // A's columns, then B's
     const I na = static_cast<I>(f.a_rows.size());
     for (I t = 0; t < ncols; ++t) pos[f.cols[t]] = t;
 
@@ -193,8 +215,8 @@ SparseQR<T>::SparseQR(const CscMatrix<T>& a, const SparseQROptions& options) {
     for (I r = 0; r < rows; ++r) row_at[out.row_source[r]] = r;
 
     // Assemble the zeroed front.
-    out.qr = Matrix<T>(rows, ncols);
-    std::fill(out.qr.data(), out.qr.data() + out.qr.ld() * ncols, T(0));
+    out.qr = Matrix<T>(rows, width);
+    std::fill(out.qr.data(), out.qr.data() + out.qr.ld() * width, T(0));
     for (I s = 0; s < na; ++s) {
       const I i = f.a_rows[s], r = row_at[s];
       for (I p = aq.ptr[i]; p < aq.ptr[i + 1]; ++p) {
@@ -202,15 +224,18 @@ SparseQR<T>::SparseQR(const CscMatrix<T>& a, const SparseQROptions& options) {
         if (where < 0) GPUQR_THROW(Error, "SparseQR: a row of A leaves its front's columns");
         out.qr(r, where) = aq.values[p];
       }
+      for (I j = 0; j < k; ++j) out.qr(r, ncols + j) = (*b)(i, j);
     }
     I stacked = na;
     for (std::size_t c = 0; c < f.children.size(); ++c) {
       const I ci = f.children[c];
       const Matrix<T>& block = cb[ci];
       const std::vector<I>& map = f.child_col_map[c];
+      const I ccols = analysis_.fronts[ci].cb_cols;  // then the child's k carried columns
       for (I r = 0; r < block.rows(); ++r) {
         const I fr = row_at[stacked + r];
-        for (I t = r; t < block.cols(); ++t) out.qr(fr, map[t]) = block(r, t);
+        for (I t = r; t < ccols; ++t) out.qr(fr, map[t]) = block(r, t);
+        for (I j = 0; j < k; ++j) out.qr(fr, ncols + j) = block(r, ccols + j);
       }
       stacked += block.rows();
       cb[ci] = Matrix<T>();  // assembled: free it
@@ -245,10 +270,10 @@ SparseQR<T>::SparseQR(const CscMatrix<T>& a, const SparseQROptions& options) {
         const I kb = std::min(height, c1 - c0);
         VectorView<T> tau_block(out.tau.data() + r0, kb);
         geqrf<T>(ctx, out.qr.view().block(r0, c0, height, c1 - c0), tau_block);
-        if (c1 < ncols) {
+        if (c1 < width) {
           ormqr<T>(ctx, Side::left, Op::trans,
                    MatrixView<const T>(out.qr.view().block(r0, c0, height, kb)),
-                   VectorView<const T>(tau_block), out.qr.view().block(r0, c1, height, ncols - c1));
+                   VectorView<const T>(tau_block), out.qr.view().block(r0, c1, height, width - c1));
         }
       }
     };
@@ -292,7 +317,7 @@ SparseQR<T>::SparseQR(const CscMatrix<T>& a, const SparseQROptions& options) {
           live_cols.push_back(j);
         }
         const I nl = live - r0;
-        if (nl == 0 || c1 >= ncols) continue;
+        if (nl == 0 || c1 >= width) continue;
         const I h = stair[c1 - 1] - r0;  // >= nl: every live reflector has a row below its head
         Matrix<T> v(h, nl);
         for (I t = 0; t < nl; ++t)
@@ -300,7 +325,7 @@ SparseQR<T>::SparseQR(const CscMatrix<T>& a, const SparseQROptions& options) {
                     out.qr.data() + r0 + live_cols[t] * ld + h, v.data() + t * v.ld());
         ormqr<T>(ctx, Side::left, Op::trans, MatrixView<const T>(v.view()),
                  VectorView<const T>(out.tau.data() + r0, nl),
-                 out.qr.view().block(r0, c1, h, ncols - c1));
+                 out.qr.view().block(r0, c1, h, width - c1));
       }
       // The contribution-block columns: blocked, from row `live` on.
       const I kcb = std::min(rows - live, f.cb_cols);
@@ -340,13 +365,32 @@ SparseQR<T>::SparseQR(const CscMatrix<T>& a, const SparseQROptions& options) {
     }
 
     // Contribution block: front rows live .. live + cb_rows - 1, columns npiv.., upper
-    // trapezoidal (the reflectors below its diagonal are not copied).
+    // trapezoidal (the reflectors below its diagonal are not copied), then the carried
+    // columns of those rows (full).
     if (f.parent >= 0) {
-      Matrix<T> block(out.cb_rows, f.cb_cols);
+      Matrix<T> block(out.cb_rows, f.cb_cols + k);
       for (I t = 0; t < f.cb_cols; ++t)
         for (I r = 0; r < out.cb_rows; ++r)
           block(r, t) = r <= t ? out.qr(live + r, f.npiv + t) : T(0);
+      for (I j = 0; j < k; ++j)
+        for (I r = 0; r < out.cb_rows; ++r) block(r, f.cb_cols + j) = out.qr(live + r, ncols + j);
       cb[fi] = std::move(block);
+    }
+    // The carried columns of R's rows and of the rows R does not reach (apply_qt's layout).
+    if (k > 0) {
+      for (I i = 0; i < f.npiv; ++i) {
+        const I pr = out.pivot_row[i];
+        if (pr >= 0)
+          for (I j = 0; j < k; ++j) c_r(f.first_pivot + i, j) = out.qr(pr, ncols + j);
+      }
+      for (I r = detail::first_residual_row(live, out.cb_rows, f); r < rows; ++r, ++tail)
+        for (I j = 0; j < k; ++j) c_tail(tail, j) = out.qr(r, ncols + j);
+    }
+    if (!keep_householder_) {  // Q-less: the reflectors are not needed any more
+      out.qr = Matrix<T>();
+      std::vector<T>().swap(out.tau);
+      std::vector<I>().swap(out.row_source);
+      continue;
     }
 
     // Reflectors for solve: with dead columns, move reflector t's column (live pivots, then
@@ -365,9 +409,50 @@ SparseQR<T>::SparseQR(const CscMatrix<T>& a, const SparseQROptions& options) {
       for (I c = f.npiv; t < nrefl; ++c) move_col(c);
     }
     out.tau.resize(static_cast<std::size_t>(nrefl));
+    if (k > 0) {  // keep the reflectors' columns only, not the carried ones
+      Matrix<T> v(rows, nrefl);
+      for (I t = 0; t < nrefl; ++t)
+        std::copy(out.qr.data() + t * out.qr.ld(), out.qr.data() + t * out.qr.ld() + rows,
+                  v.data() + t * v.ld());
+      out.qr = std::move(v);
+    }
   }
   if (static_cast<I>(r_row_ptr_.size()) != n + 1)
     GPUQR_THROW(Error, "SparseQR: the fronts' pivots do not cover every column");
+  assemble_qtb(b, c_r, c_tail, tail);
+}
+
+template <class T>
+void SparseQR<T>::assemble_qtb(const MatrixView<const T>* b, const Matrix<T>& c_r,
+                               const Matrix<T>& c_tail, std::int64_t tail) {
+  using I = std::int64_t;
+  const I m = rows(), n = cols(), k = c_r.cols();
+  qtb_ = Matrix<T>(m, k);
+  if (k == 0) return;
+  const std::vector<I> lead = qt_pivot_rows();
+  for (I j = 0; j < k; ++j) {
+    for (I c = 0; c < n; ++c)
+      if (lead[c] >= 0) qtb_(lead[c], j) = c_r(c, j);
+    const I nr = r_row_count();
+    for (I r = 0; r < tail; ++r) qtb_(nr + r, j) = c_tail(r, j);
+    I at = nr + tail;  // then A's empty rows (in no front), unchanged
+    for (I i = 0; i < m; ++i)
+      if (analysis_.row_leftmost[i] < 0) qtb_(at++, j) = (*b)(i, j);
+    if (at != m) GPUQR_THROW(Error, "SparseQR: the carried rows do not cover A's rows");
+  }
+}
+
+template <class T>
+std::int64_t SparseQR<T>::stored_bytes() const noexcept {
+  std::size_t bytes = r_values_.size() * sizeof(T) +
+                      (r_cols_.size() + r_row_ptr_.size()) * sizeof(std::int64_t) +
+                      static_cast<std::size_t>(qtb_.rows() * qtb_.cols()) * sizeof(T);
+  for (const Front& fr : fronts_) {
+    bytes += static_cast<std::size_t>(fr.qr.ld() * fr.qr.cols()) * sizeof(T) +
+             fr.tau.size() * sizeof(T) +
+             (fr.row_source.size() + fr.pivot_row.size()) * sizeof(std::int64_t);
+  }
+  return static_cast<std::int64_t>(bytes);
 }
 
 template <class T>
@@ -414,316 +499,6 @@ double SparseQR<T>::rcond_estimate() const {
     hi = std::max(hi, d);
   }
   return hi > 0 ? lo / hi : 0.0;
-}
-
-template <class T>
-void SparseQR<T>::check_rhs(MatrixView<const T> b, std::int64_t rows, const char* who) const {
-  using I = std::int64_t;
-  GPUQR_CHECK_ARG(b.on_host(), std::string(who) + ": B must be in host memory");
-  GPUQR_CHECK_ARG(b.rows() == rows, std::string(who) + ": B has " + std::to_string(b.rows()) +
-                                        " rows, expected " + std::to_string(rows));
-  for (I j = 0; j < b.cols(); ++j)
-    for (I i = 0; i < b.rows(); ++i)
-      GPUQR_CHECK_ARG(std::isfinite(b(i, j)), std::string(who) + ": B has a NaN or Inf value");
-}
-
-template <class T>
-std::vector<std::int64_t> SparseQR<T>::qt_pivot_rows() const {
-  using I = std::int64_t;
-  std::vector<I> at(static_cast<std::size_t>(cols()), -1);
-  const I nf = static_cast<I>(fronts_.size());
-  for (I fi = 0; fi < nf; ++fi) {
-    const FrontInfo& f = analysis_.fronts[fi];
-    for (I i = 0; i < f.npiv; ++i)
-      if (fronts_[fi].pivot_row[i] >= 0) at[f.first_pivot + i] = 1;
-  }
-  I t = 0;
-  for (I& v : at)
-    if (v >= 0) v = t++;
-  return at;
-}
-
-template <class T>
-std::int64_t SparseQR<T>::r_row_count() const {
-  std::int64_t count = 0;
-  for (const Front& fr : fronts_)
-    for (const std::int64_t pr : fr.pivot_row) count += pr >= 0 ? 1 : 0;
-  return count;
-}
-
-namespace detail {
-namespace {
-/// Front rows from this one on are neither R rows nor contribution-block rows: rows R does
-/// not reach (a root front passes nothing up).
-template <class Front>
-std::int64_t first_residual_row(const Front& fr, const FrontInfo& f) {
-  return f.parent >= 0 ? fr.live + fr.cb_rows : fr.live;
-}
-}  // namespace
-}  // namespace detail
-
-template <class T>
-Matrix<T> SparseQR<T>::apply_qt(MatrixView<const T> b) const {
-  using I = std::int64_t;
-  check_rhs(b, rows(), "SparseQR::apply_qt");
-  const I m = rows(), nrhs = b.cols();
-  const std::vector<I> lead = qt_pivot_rows();
-  I tail = r_row_count();  // the next row of the result below R's rows
-  Matrix<T> out(m, nrhs);
-  Context ctx = Context::cpu();
-  ctx.set_check_finite(false);
-  const I nf = static_cast<I>(fronts_.size());
-  std::vector<Matrix<T>> cb(nf);  // contribution-block rows waiting for their parent
-  for (I fi = 0; fi < nf; ++fi) {
-    const FrontInfo& f = analysis_.fronts[fi];
-    const Front& fr = fronts_[fi];
-    const I na = static_cast<I>(f.a_rows.size());
-    // Stacked right-hand-side rows [B(a_rows), child CBs...], then the front's row order.
-    const I frows = fr.rows;
-    Matrix<T> w(frows, nrhs);
-    std::vector<const T*> src(frows);
-    std::vector<I> src_ld(frows);
-    for (I s = 0; s < na; ++s) {
-      src[s] = b.data() + f.a_rows[s];
-      src_ld[s] = b.ld();
-    }
-    I stacked = na;
-    for (const I ci : f.children) {
-      for (I r = 0; r < cb[ci].rows(); ++r) {
-        src[stacked + r] = cb[ci].data() + r;
-        src_ld[stacked + r] = cb[ci].ld();
-      }
-      stacked += cb[ci].rows();
-    }
-    if (stacked != frows) GPUQR_THROW(Error, "SparseQR::apply_qt: front row count mismatch");
-    for (I r = 0; r < frows; ++r) {
-      const I s = fr.row_source[r];
-      for (I j = 0; j < nrhs; ++j) w(r, j) = src[s][j * src_ld[s]];
-    }
-    for (const I ci : f.children) cb[ci] = Matrix<T>();
-    const I k = static_cast<I>(fr.tau.size());
-    if (k > 0 && nrhs > 0) {
-      ormqr<T>(ctx, Side::left, Op::trans, fr.qr.view().block(0, 0, frows, k),
-               VectorView<const T>(fr.tau.data(), k), w.view());
-    }
-    // R's rows, the contribution block for the parent, and the rows R does not reach.
-    for (I i = 0; i < f.npiv; ++i) {
-      const I pr = fr.pivot_row[i];
-      if (pr < 0) continue;
-      const I at = lead[f.first_pivot + i];
-      for (I j = 0; j < nrhs; ++j) out(at, j) = w(pr, j);
-    }
-    if (f.parent >= 0) {
-      cb[fi] = Matrix<T>(fr.cb_rows, nrhs);
-      for (I j = 0; j < nrhs; ++j)
-        for (I r = 0; r < fr.cb_rows; ++r) cb[fi](r, j) = w(fr.live + r, j);
-    }
-    for (I r = detail::first_residual_row(fr, f); r < frows; ++r, ++tail)
-      for (I j = 0; j < nrhs; ++j) out(tail, j) = w(r, j);
-  }
-  // Rows of A in no front (empty rows) are left as they are.
-  for (I i = 0; i < m; ++i) {
-    if (analysis_.row_leftmost[i] >= 0) continue;
-    for (I j = 0; j < nrhs; ++j) out(tail, j) = b(i, j);
-    ++tail;
-  }
-  if (tail != m) GPUQR_THROW(Error, "SparseQR::apply_qt: the fronts' rows do not cover A's rows");
-  return out;
-}
-
-template <class T>
-Matrix<T> SparseQR<T>::apply_q(MatrixView<const T> c) const {
-  using I = std::int64_t;
-  check_rhs(c, rows(), "SparseQR::apply_q");
-  const I m = rows(), nrhs = c.cols();
-  const std::vector<I> lead = qt_pivot_rows();
-  const I nf = static_cast<I>(fronts_.size());
-  // Where each front's unreached rows start in C (as apply_qt lays them out).
-  std::vector<I> tail_at(static_cast<std::size_t>(nf));
-  I tail = r_row_count();
-  for (I fi = 0; fi < nf; ++fi) {
-    tail_at[fi] = tail;
-    tail += fronts_[fi].rows - detail::first_residual_row(fronts_[fi], analysis_.fronts[fi]);
-  }
-  Matrix<T> out(m, nrhs);
-  for (I i = 0; i < m; ++i) {
-    if (analysis_.row_leftmost[i] >= 0) continue;
-    for (I j = 0; j < nrhs; ++j) out(i, j) = c(tail, j);
-    ++tail;
-  }
-  if (tail != m) GPUQR_THROW(Error, "SparseQR::apply_q: the fronts' rows do not cover A's rows");
-
-  Context ctx = Context::cpu();
-  ctx.set_check_finite(false);
-  std::vector<Matrix<T>> cb(nf);  // a front's contribution-block rows, given back by its parent
-  for (I fi = nf - 1; fi >= 0; --fi) {
-    const FrontInfo& f = analysis_.fronts[fi];
-    const Front& fr = fronts_[fi];
-    const I na = static_cast<I>(f.a_rows.size());
-    const I frows = fr.rows;
-    Matrix<T> w(frows, nrhs);
-    std::fill(w.data(), w.data() + w.ld() * nrhs, T(0));
-    for (I i = 0; i < f.npiv; ++i) {
-      const I pr = fr.pivot_row[i];
-      if (pr < 0) continue;
-      const I at = lead[f.first_pivot + i];
-      for (I j = 0; j < nrhs; ++j) w(pr, j) = c(at, j);
-    }
-    if (f.parent >= 0) {
-      for (I j = 0; j < nrhs; ++j)
-        for (I r = 0; r < fr.cb_rows; ++r) w(fr.live + r, j) = cb[fi](r, j);
-      cb[fi] = Matrix<T>();
-    }
-    const I r0 = detail::first_residual_row(fr, f);
-    for (I r = r0; r < frows; ++r)
-      for (I j = 0; j < nrhs; ++j) w(r, j) = c(tail_at[fi] + r - r0, j);
-    const I k = static_cast<I>(fr.tau.size());
-    if (k > 0 && nrhs > 0) {
-      ormqr<T>(ctx, Side::left, Op::no_trans, fr.qr.view().block(0, 0, frows, k),
-               VectorView<const T>(fr.tau.data(), k), w.view());
-    }
-    // Scatter back to the stacked rows [A rows, child CBs...].
-    std::vector<T*> dst(frows);
-    std::vector<I> dst_ld(frows);
-    for (I s = 0; s < na; ++s) {
-      dst[s] = out.data() + f.a_rows[s];
-      dst_ld[s] = out.ld();
-    }
-    I stacked = na;
-    for (const I ci : f.children) {
-      const I crows = fronts_[ci].cb_rows;
-      cb[ci] = Matrix<T>(crows, nrhs);
-      for (I r = 0; r < crows; ++r) {
-        dst[stacked + r] = cb[ci].data() + r;
-        dst_ld[stacked + r] = cb[ci].ld();
-      }
-      stacked += crows;
-    }
-    if (stacked != frows) GPUQR_THROW(Error, "SparseQR::apply_q: front row count mismatch");
-    for (I r = 0; r < frows; ++r) {
-      const I s = fr.row_source[r];
-      for (I j = 0; j < nrhs; ++j) dst[s][j * dst_ld[s]] = w(r, j);
-    }
-  }
-  return out;
-}
-
-template <class T>
-Matrix<T> SparseQR<T>::solve(MatrixView<const T> b, std::vector<double>* residual_norms) const {
-  using I = std::int64_t;
-  const I m = rows(), n = cols(), nrhs = b.cols();
-  GPUQR_CHECK_ARG(b.on_host(), "SparseQR::solve: B must be in host memory");
-  GPUQR_CHECK_ARG(b.rows() == m, "SparseQR::solve: B has " + std::to_string(b.rows()) +
-                                     " rows, A has " + std::to_string(m));
-  GPUQR_CHECK_ARG(m >= n, "SparseQR::solve needs m >= n (A is " + std::to_string(m) + " x " +
-                              std::to_string(n) + "; see min_norm_solve for m < n)");
-  if (tol_ < 0 && !zero_pivots_.empty()) {
-    const I k = zero_pivots_.front();
-    GPUQR_THROW(InvalidArgument,
-                "SparseQR::solve: R is singular: zero pivot at permuted column " +
-                    std::to_string(k) + " (original column " +
-                    std::to_string(analysis_.column_permutation[k]) + ")");
-  }
-  for (I j = 0; j < nrhs; ++j)
-    for (I i = 0; i < m; ++i)
-      GPUQR_CHECK_ARG(std::isfinite(b(i, j)), "SparseQR::solve: B has a NaN or Inf value");
-
-  const Matrix<T> qtb = apply_qt(b);
-  const std::vector<I> lead = qt_pivot_rows();
-  const I nr = r_row_count();
-  // (Q^T B)(0:n) in permuted order, zero on the dead (or missing) pivots.
-  Matrix<T> c(n, nrhs);
-  for (I j = 0; j < nrhs; ++j)
-    for (I k = 0; k < n; ++k) c(k, j) = lead[k] >= 0 ? qtb(lead[k], j) : T(0);
-
-  // Back substitution R Z = C (row-oriented: each R row holds its diagonal first), then
-  // X(q[k], :) = Z(k, :). A dead (zero) pivot gives Z(k, :) = 0: the basic solution.
-  for (I j = 0; j < nrhs; ++j) {
-    for (I k = n - 1; k >= 0; --k) {
-      if (r_values_[r_row_ptr_[k]] == T(0)) {
-        c(k, j) = T(0);
-        continue;
-      }
-      T s = c(k, j);
-      for (I p = r_row_ptr_[k] + 1; p < r_row_ptr_[k + 1]; ++p) s -= r_values_[p] * c(r_cols_[p], j);
-      c(k, j) = s / r_values_[r_row_ptr_[k]];
-    }
-  }
-  Matrix<T> x(n, nrhs);
-  const std::vector<I>& q = analysis_.column_permutation;
-  for (I j = 0; j < nrhs; ++j)
-    for (I k = 0; k < n; ++k) x(q[k], j) = c(k, j);
-  if (residual_norms != nullptr) {
-    // The rows of Q^T B that R does not reach.
-    residual_norms->assign(static_cast<std::size_t>(nrhs), 0.0);
-    for (I j = 0; j < nrhs; ++j) {
-      double s2 = 0;
-      for (I i = nr; i < m; ++i) s2 += static_cast<double>(qtb(i, j)) * qtb(i, j);
-      (*residual_norms)[j] = std::sqrt(s2);
-    }
-  }
-  return x;
-}
-
-template <class T>
-Matrix<T> SparseQR<T>::solve_transposed_min_norm(MatrixView<const T> b) const {
-  using I = std::int64_t;
-  const I big = rows(), n = cols(), nrhs = b.cols();
-  check_rhs(b, n, "SparseQR::solve_transposed_min_norm");
-  GPUQR_CHECK_ARG(big >= n, "SparseQR::solve_transposed_min_norm needs the factorization of a "
-                            "tall M (it is " + std::to_string(big) + " x " + std::to_string(n) +
-                                ")");
-  GPUQR_CHECK_ARG(rank() == n && r_row_count() == n,
-                  "SparseQR::solve_transposed_min_norm: M^T is not of full row rank: rank " +
-                      std::to_string(rank()) + " < " + std::to_string(n));
-  // R^T Y = Q^T B: forward substitution with R's rows (row k of R is column k of R^T).
-  const std::vector<I>& q = analysis_.column_permutation;
-  Matrix<T> c(big, nrhs);
-  std::fill(c.data(), c.data() + c.ld() * nrhs, T(0));
-  std::vector<T> d(static_cast<std::size_t>(n));
-  for (I j = 0; j < nrhs; ++j) {
-    for (I k = 0; k < n; ++k) d[k] = b(q[k], j);
-    for (I k = 0; k < n; ++k) {
-      const T y = d[k] / r_values_[r_row_ptr_[k]];
-      c(k, j) = y;  // every pivot has a row: R's row k is row k of apply_qt's order
-      for (I p = r_row_ptr_[k] + 1; p < r_row_ptr_[k + 1]; ++p) d[r_cols_[p]] -= r_values_[p] * y;
-    }
-  }
-  return apply_q(c.view());
-}
-
-template <class T>
-Matrix<T> SparseQR<T>::min_norm_solve(const CscMatrix<T>& a, MatrixView<const T> b,
-                                      const SparseQROptions& options) {
-  using I = std::int64_t;
-  a.validate();
-  GPUQR_CHECK_ARG(b.rows() == a.rows, "SparseQR::min_norm_solve: B has " +
-                                          std::to_string(b.rows()) + " rows, A has " +
-                                          std::to_string(a.rows));
-  GPUQR_CHECK_ARG(a.rows <= a.cols, "SparseQR::min_norm_solve needs m <= n (A is " +
-                                        std::to_string(a.rows) + " x " + std::to_string(a.cols) +
-                                        "; use solve for m > n)");
-  // A^T in CSC: A's rows as columns.
-  CscMatrix<T> at;
-  at.rows = a.cols;
-  at.cols = a.rows;
-  at.col_ptr.assign(static_cast<std::size_t>(a.rows + 1), 0);
-  for (I p = 0; p < a.nnz(); ++p) ++at.col_ptr[a.row_indices[p] + 1];
-  for (I i = 0; i < a.rows; ++i) at.col_ptr[i + 1] += at.col_ptr[i];
-  at.row_indices.resize(static_cast<std::size_t>(a.nnz()));
-  at.values.resize(static_cast<std::size_t>(a.nnz()));
-  std::vector<I> fill(at.col_ptr.begin(), at.col_ptr.end() - 1);
-  for (I j = 0; j < a.cols; ++j)  // ascending j: each column of A^T comes sorted
-    for (I p = a.col_ptr[j]; p < a.col_ptr[j + 1]; ++p) {
-      const I to = fill[a.row_indices[p]]++;
-      at.row_indices[to] = j;
-      at.values[to] = a.values[p];
-    }
-  const SparseQR<T> qr(at, options);
-  GPUQR_CHECK_ARG(qr.rank() == a.rows && qr.r_row_count() == a.rows,
-                  "SparseQR::min_norm_solve: A is not of full row rank: rank " +
-                      std::to_string(qr.rank()) + " < m = " + std::to_string(a.rows));
-  return qr.solve_transposed_min_norm(b);
 }
 
 template class SparseQR<float>;
