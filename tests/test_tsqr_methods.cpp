@@ -62,8 +62,8 @@ TEST_P(TsqrMethods, StressTestOfThePaper) {
     std::printf("\n[%s %s] stress test 1000x200, R(100,100) = rho: ||Q^T Q - I||_F  "
                 "||A - QR||_F/||A||_F  (* = fallback_reason set: a named method rejected by its certificate, returned anyway with fallback off; automatic: an earlier method was given up)\n",
                 to_string(ctx().backend()), sizeof(T) == 8 ? "double" : "float");
-    std::printf("%7s | %-21s | %-21s | %-21s | %-21s %s\n", "rho", "householder",
-                "cholesky_qr2", "shifted_cholesky_qr3", "automatic", "(method chosen)");
+    std::printf("%7s | %-21s | %-21s | %-21s | %-21s | %-21s %s\n", "rho", "householder",
+                "cholesky_qr2", "shifted_cholesky_qr3", "tsqr", "automatic", "(method chosen)");
     int raw_cqr2_failures = 0;
     for (int e = 1; e <= 15; ++e) {
       const double rho = std::pow(10.0, -e);
@@ -74,13 +74,20 @@ TEST_P(TsqrMethods, StressTestOfThePaper) {
       const MethodRun scqr3 = run_explicit<T>(ctx(), a, with(TsqrMethod::shifted_cholesky_qr3, false));
       const MethodRun cqr2_safe = run_explicit<T>(ctx(), a, with(TsqrMethod::cholesky_qr2));
       const MethodRun autom = run_explicit<T>(ctx(), a, with(TsqrMethod::automatic));
-      std::printf("%7.0e | %s | %s | %s | %s (%s)\n", rho, cell(house).c_str(),
-                  cell(cqr2).c_str(), cell(scqr3).c_str(), cell(autom).c_str(),
-                  to_string(autom.info.method));
+      // TSQR with a real tree (leaves of 256 rows: 4 leaves) as the stress test asks.
+      TsqrOptions tsqr_opts = with(TsqrMethod::tsqr);
+      tsqr_opts.block = 256;
+      const MethodRun tree = run_explicit<T>(ctx(), a, tsqr_opts);
+      std::printf("%7.0e | %s | %s | %s | %s | %s (%s)\n", rho, cell(house).c_str(),
+                  cell(cqr2).c_str(), cell(scqr3).c_str(), cell(tree).c_str(),
+                  cell(autom).c_str(), to_string(autom.info.method));
       // Within 10x of Householder QR's figures (floors: sqrt(n) eps and eps, never 0).
       const double orth_bound = 10 * std::max(house.orth, std::sqrt(double(n)) * eps);
       const double res_bound = 10 * std::max(house.res, eps);
       EXPECT_LT(house.orth, kLapackBound * m * eps);
+      EXPECT_EQ(tree.info.method, TsqrMethod::tsqr);
+      EXPECT_LE(tree.orth, orth_bound);
+      EXPECT_LE(tree.res, res_bound);
       EXPECT_LE(autom.orth, orth_bound);
       EXPECT_LE(autom.res, res_bound);
       EXPECT_LE(cqr2_safe.orth, orth_bound);
@@ -118,7 +125,8 @@ TEST_P(TsqrMethods, StressTestOfThePaper) {
 const std::pair<int, int> kShapes[] = {{1000, 1}, {517, 37}, {300, 300}, {1001, 64},
                                        {4000, 70}, {33, 32}, {1, 1}};
 const TsqrMethod kMethods[] = {TsqrMethod::householder, TsqrMethod::cholesky_qr2,
-                               TsqrMethod::shifted_cholesky_qr3, TsqrMethod::automatic};
+                               TsqrMethod::shifted_cholesky_qr3, TsqrMethod::tsqr,
+                               TsqrMethod::automatic};
 
 TEST_P(TsqrMethods, ExplicitAcrossShapes) {
   GPUQR_FOR_PRECISION(([&]<class T>() {

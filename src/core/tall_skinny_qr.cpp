@@ -1,6 +1,7 @@
 // TallSkinnyQR<T>: R with Q kept implicitly. For the CholeskyQR methods Q is kept explicitly
 // (m x n: A itself is never modified, Q is written straight into the object's storage by the
-// last GEMM, so no copy of A is made); for Householder QR, geqrf's compact form and tau.
+// last GEMM, so no copy of A is made); for Householder QR, geqrf's compact form and tau; for
+// TSQR, the tree (its leaves' reflectors in a copy of A, its levels in the tree object).
 #include <algorithm>
 #include <limits>
 
@@ -10,6 +11,7 @@
 #include "src/core/cholqr_kernels.hpp"
 #include "src/core/dispatch.hpp"
 #include "src/core/tsqr_drivers.hpp"
+#include "src/core/tsqr_tree.hpp"
 
 namespace gpuqr {
 
@@ -22,6 +24,7 @@ struct TallSkinnyQR<T>::State {
   Matrix<T> q;    // the explicit Q, or geqrf's compact form when tau is not empty
   Matrix<T> tau;  // n x 1 for the Householder form
   Matrix<T> r;    // n x n
+  std::unique_ptr<detail::TsqrTree<T>> tree;  // TSQR: the tree over `q` (a copy of A)
   bool compact() const { return !tau.empty(); }
   VectorView<const T> tau_view() const {
     return VectorView<const T>(tau.data(), tau.rows(), tau.space(), tau.device());
@@ -43,6 +46,11 @@ TallSkinnyQR<T>::TallSkinnyQR(Context ctx, MatrixView<const T> a, const TsqrOpti
       (options.method == TsqrMethod::automatic && !detail::tall_enough(m, n));
   if (n == 0) {
     state->info.method = TsqrMethod::householder;
+  } else if (options.method == TsqrMethod::tsqr) {
+    GPUQR_DISPATCH(ctx, copy, a, state->q.view());
+    state->tree = std::make_unique<detail::TsqrTree<T>>(ctx, state->q.view(), options.block);
+    state->tree->r(state->r.view());
+    state->info.method = TsqrMethod::tsqr;
   } else if (householder) {
     state->tau = Matrix<T>(n, 1, space, ctx.device());
     GPUQR_DISPATCH(ctx, copy, a, state->q.view());
@@ -93,6 +101,10 @@ template <class T>
 Matrix<T> TallSkinnyQR<T>::matrix_q() const {
   const State& s = *state_;
   Matrix<T> q(s.m, s.n, s.q.space(), s.q.device());
+  if (s.tree) {
+    s.tree->form_q(q.view());
+    return q;
+  }
   GPUQR_DISPATCH(s.ctx, copy, s.q.view(), q.view());
   if (s.compact()) detail::run_orgqr<T>(s.ctx, s.n, q.view(), s.tau_view());
   return q;
@@ -106,6 +118,15 @@ Matrix<T> TallSkinnyQR<T>::apply_qt(MatrixView<const T> c) const {
                                        " rows, Q has " + std::to_string(s.m));
   Matrix<T> out(s.n, c.cols(), s.q.space(), s.q.device());
   if (out.empty()) return out;
+  if (s.tree) {
+    Matrix<T> work(s.m, c.cols(), s.q.space(), s.q.device());
+    GPUQR_DISPATCH(s.ctx, copy, c, work.view());
+    s.tree->apply_qt(work.view());
+    GPUQR_DISPATCH(s.ctx, copy, MatrixView<const T>(work.view().block(0, 0, s.n, c.cols())),
+                   out.view());
+    s.ctx.synchronize();  // `work` is freed on return while the copy may still read it
+    return out;
+  }
   if (!s.compact()) {
     GPUQR_DISPATCH(s.ctx, multiply, Op::trans, s.q.view(), c, out.view());
     return out;
@@ -127,12 +148,16 @@ Matrix<T> TallSkinnyQR<T>::apply_q(MatrixView<const T> y) const {
                                        " rows, R is " + detail::shape(s.n, s.n));
   Matrix<T> out(s.m, y.cols(), s.q.space(), s.q.device());
   if (out.empty()) return out;
-  if (!s.compact()) {
+  if (!s.compact() && !s.tree) {
     GPUQR_DISPATCH(s.ctx, multiply, Op::no_trans, s.q.view(), y, out.view());
     return out;
   }
   GPUQR_DISPATCH(s.ctx, fill, out.view(), T(0));
   GPUQR_DISPATCH(s.ctx, copy, y, out.view().block(0, 0, s.n, y.cols()));
+  if (s.tree) {
+    s.tree->apply_q(out.view());
+    return out;
+  }
   detail::run_ormqr<T>(s.ctx, Side::left, Op::no_trans, s.q.view(), s.tau_view(), out.view());
   return out;
 }

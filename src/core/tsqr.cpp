@@ -14,6 +14,7 @@
 #include "src/core/dense_kernels.hpp"
 #include "src/core/dispatch.hpp"
 #include "src/core/tsqr_drivers.hpp"
+#include "src/core/tsqr_tree.hpp"
 
 namespace gpuqr {
 
@@ -45,6 +46,25 @@ namespace detail {
 
 bool tall_enough(std::int64_t m, std::int64_t n) { return m >= 4 * n; }
 
+bool tsqr_preferred(std::int64_t m, std::int64_t n) {
+  // Measured on the H200 (docs/PERF.md): the tree beats cuSOLVER's geqrf for n <= 32 on
+  // tall shapes; for wider n its leaves are slower than the blocked Householder QR.
+  return n <= 32 && m >= 64 * n;
+}
+
+template <class T>
+void tsqr_tree_explicit(const Context& ctx, MatrixView<const T> a, MatrixView<T> q,
+                        MatrixView<T> r, std::int64_t leaf_rows) {
+  // The tree factors a copy of A in place (its leaves keep their reflectors there) and forms
+  // Q from it into `q`, which may be A itself.
+  Matrix<T> work(a.rows(), a.cols(), space_of(ctx), ctx.device());
+  GPUQR_DISPATCH(ctx, copy, a, work.view());
+  const TsqrTree<T> tree(ctx, work.view(), leaf_rows);
+  tree.r(r);
+  tree.form_q(q);
+  ctx.synchronize();  // `work` and the tree's levels are freed on return
+}
+
 template <class T>
 void check_tall_skinny(const Context& ctx, MatrixView<const T> a, const TsqrOptions& options,
                        const char* routine) {
@@ -54,7 +74,7 @@ void check_tall_skinny(const Context& ctx, MatrixView<const T> a, const TsqrOpti
                                             "; tall-skinny QR needs m >= n");
   GPUQR_CHECK_ARG(options.block >= 0, std::string(routine) + ": options.block = " +
                                           std::to_string(options.block) + " is negative");
-  if (options.method == TsqrMethod::tsqr || options.method == TsqrMethod::qrf_ah) {
+  if (options.method == TsqrMethod::qrf_ah) {
     GPUQR_THROW(NotCompiled, std::string(routine) + ": " + to_string(options.method) +
                                  ": not available in this build yet");
   }
@@ -129,6 +149,12 @@ TsqrInfo run_explicit(const Context& ctx, MatrixView<const T> a, MatrixView<T> q
     GPUQR_DISPATCH(ctx, copy, MatrixView<const T>(buf.prod), r);
     return info;
   }
+  if (options.method == TsqrMethod::tsqr ||
+      (options.method == TsqrMethod::automatic && tsqr_preferred(m, n))) {
+    info.method = TsqrMethod::tsqr;
+    tsqr_tree_explicit<T>(ctx, a, q, r, options.block);
+    return info;
+  }
   // Householder QR: geqrf in q, R out, then Q formed in place by orgqr.
   info.method = TsqrMethod::householder;
   if (q.data() != a.data()) GPUQR_DISPATCH(ctx, copy, a, q);
@@ -173,6 +199,21 @@ TsqrInfo tsqr_geqrf(const Context& ctx, MatrixView<T> a, VectorView<T> tau,
                    MatrixView<const T>(buf.t), a, tau);
     return info;
   }
+  const std::int64_t m = a.rows(), n = a.cols();
+  if (options.method == TsqrMethod::tsqr ||
+      (options.method == TsqrMethod::automatic && detail::tsqr_preferred(m, n))) {
+    // The tree's explicit Q, then the Householder vectors reconstructed from it.
+    info.method = TsqrMethod::tsqr;
+    const MemorySpace space = detail::space_of(ctx);
+    Matrix<T> q(m, n, space, ctx.device()), r(n, n, space, ctx.device());
+    detail::tsqr_tree_explicit<T>(ctx, MatrixView<const T>(a), q.view(), r.view(), options.block);
+    buf = detail::carve_tsqr_buffers<T>(ctx, m, n, 0);
+    GPUQR_DISPATCH(ctx, orhr_col, MatrixView<const T>(q.view()), a, buf.t, buf.d);
+    GPUQR_DISPATCH(ctx, finish_geqrf, MatrixView<const T>(r.view()), VectorView<const T>(buf.d),
+                   MatrixView<const T>(buf.t), a, tau);
+    ctx.synchronize();  // q and r are freed on return
+    return info;
+  }
   info.method = TsqrMethod::householder;
   detail::run_geqrf<T>(ctx, a, tau);
   return info;
@@ -186,7 +227,9 @@ TsqrInfo tsqr_geqrf(const Context& ctx, MatrixView<T> a, VectorView<T> tau,
   template void detail::check_tall_skinny<T>(const Context&, MatrixView<const T>,            \
                                              const TsqrOptions&, const char*);               \
   template TsqrInfo detail::run_explicit<T>(const Context&, MatrixView<const T>,             \
-                                            MatrixView<T>, MatrixView<T>, const TsqrOptions&);
+                                            MatrixView<T>, MatrixView<T>, const TsqrOptions&); \
+  template void detail::tsqr_tree_explicit<T>(const Context&, MatrixView<const T>,           \
+                                              MatrixView<T>, MatrixView<T>, std::int64_t);
 
 GPUQR_INSTANTIATE_TSQR_API(float)
 GPUQR_INSTANTIATE_TSQR_API(double)

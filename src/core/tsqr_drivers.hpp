@@ -18,6 +18,16 @@ void check_tall_skinny(const Context& ctx, MatrixView<const T> a, const TsqrOpti
 /// True when `automatic` tries the CholeskyQR methods for an m x n matrix (m >= 4 n).
 bool tall_enough(std::int64_t m, std::int64_t n);
 
+/// True when `automatic` uses the TSQR tree (after CholeskyQR was rejected, or instead of
+/// Householder QR): shapes where the tree was measured faster than the blocked Householder QR.
+bool tsqr_preferred(std::int64_t m, std::int64_t n);
+
+/// TSQR of `a` (m x n, m >= n >= 1) into an explicit Q (`q`, m x n, may be `a`) and R (`r`,
+/// n x n); `leaf_rows` as TsqrTree's (0: chosen). Synchronizes before returning.
+template <class T>
+void tsqr_tree_explicit(const Context& ctx, MatrixView<const T> a, MatrixView<T> q,
+                        MatrixView<T> r, std::int64_t leaf_rows);
+
 /// The explicit-Q factorization after the checks: Q (m x n) into `q` (which may be `a`
 /// itself; when it is not, `a` is left as it was), R (n x n, zeros below) into `r`.
 template <class T>
