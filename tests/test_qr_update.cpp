@@ -132,7 +132,7 @@ TEST_P(QrUpdateTest, AddRowsAtEveryPositionAndSize) {
 
 // Without Q and with few rows, add_rows takes the unblocked path (one kernel on CUDA: tiles of
 // 32 columns handed from warp to warp). n = 100 spans four tiles, the last one partial and
-// shared with d's columns; p = 32 is the path's largest, 33 the blocked path's smallest.
+// shared with d's columns; p = 16 is the path's largest (kSmallAddRows), 17 and 33 blocked.
 TEST_P(QrUpdateTest, AddFewRowsWithoutQSpanningTiles) {
   GPUQR_FOR_PRECISION(([&]<class T>() {
     std::uint64_t seed = 700;
@@ -140,7 +140,7 @@ TEST_P(QrUpdateTest, AddFewRowsWithoutQSpanningTiles) {
       const std::int64_t m0 = 130, n = 100;
       Tracked<T> t{random_matrix<T>(m0, n, seed++), random_matrix<T>(m0, nrhs, seed++)};
       UpdatableQR<T> qr(ctx(), t.a.view(), t.b.view(), UpdateQ::none);
-      for (std::int64_t p : {1, 16, 32, 33, 7}) {
+      for (std::int64_t p : {1, 16, 17, 33, 7}) {
         const std::int64_t k = (qr.rows() * p) % (qr.rows() + 1);
         SCOPED_TRACE("nrhs " + std::to_string(nrhs) + " p " + std::to_string(p));
         const Matrix<T> u = random_matrix<T>(p, n, seed++);

@@ -120,7 +120,7 @@ TEST_P(QrUpdateCudaTwins, AddRowsSmallMatches) {
   GPUQR_FOR_PRECISION(([&]<class T>() {
     Context cpu = Context::cpu();
     for (auto [p, n, k] : {std::tuple<std::int64_t, std::int64_t, std::int64_t>{1, 40, 1},
-                           {20, 75, 2}, {32, 64, 0}, {5, 130, 37}}) {
+                           {16, 75, 2}, {12, 64, 0}, {5, 130, 37}}) {
       SCOPED_TRACE("p " + std::to_string(p) + " n " + std::to_string(n) + " k " + std::to_string(k));
       Matrix<T> r = random_matrix<T>(n, n, 30 + p);
       for (std::int64_t j = 0; j < n; ++j) {

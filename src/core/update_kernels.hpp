@@ -11,7 +11,7 @@
 
 namespace gpuqr::kernels {
 /// The most added rows add_rows_small takes (its kernel keeps a column's p entries in registers).
-inline constexpr std::int64_t kSmallAddRows = 32;
+inline constexpr std::int64_t kSmallAddRows = 16;
 }  // namespace gpuqr::kernels
 
 #define GPUQR_DECLARE_UPDATE_KERNELS                                                          \

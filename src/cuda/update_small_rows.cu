@@ -1,5 +1,5 @@
 // CUDA backend of add_rows_small (src/core/update_kernels.hpp): the whole reduction of a few
-// added rows (p <= kSmallAddRows) into R, and into d, in ONE launch.
+// added rows (p <= kSmallAddRows = 16) into R, and into d, in ONE launch.
 //
 // The update is n reflectors of length p + 1, H_i = I - tau_i [e_i; v_i] [e_i; v_i]^T acting on
 // row i of R and on the p rows of U: cheap arithmetic (2 p n^2 flops) but a chain of n
@@ -15,7 +15,7 @@
 // V and tau cross warps, read with __ldcg (L2) after the flag: never a stale L1 line.
 //
 // Scaling: each column's norm is the scaled two-pass sum (max |x|, then sum (x / max)^2), as
-// LAPACK's larfg avoids over- and underflow; p <= 32 makes that cheap.
+// LAPACK's larfg avoids over- and underflow; p <= 16 makes that cheap.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -59,18 +59,25 @@ __device__ __forceinline__ T* bottom_col(const SmallArgs<T>& a, std::int64_t c) 
   return c < a.n ? a.u + c * a.ldu : a.e + (c - a.n) * a.lde;
 }
 
-/// Rows row0 .. row0+31 (those < n) of the tile's columns into s (s[i][lane]: lane = column,
-/// which each lane then reads and writes alone), the global loads running down columns
-/// (coalesced); store_rows writes them back.
+/// Rows row0 .. row0+31 (those < n) of the tile's columns: fetch_rows issues all 32 loads of a
+/// lane at once (into registers: one memory latency, not 32 in a row), commit_rows puts them in
+/// s (s[i][lane]: lane = column, which each lane then reads and writes alone). The loads run
+/// down columns (coalesced). store_rows writes s back.
 template <class T>
-__device__ __forceinline__ void load_rows(const SmallArgs<T>& a, std::int64_t row0,
-                                          std::int64_t c0, T (*s)[kTile + 1]) {
-  __syncwarp();
-  for (int idx = threadIdx.x; idx < kTile * kTile; idx += kTile) {
-    const int i = idx % kTile, col = idx / kTile;
-    const std::int64_t c = c0 + col;
-    s[i][col] = (c < a.cols && row0 + i < a.n) ? top_col(a, c)[row0 + i] : T(0);
+__device__ __forceinline__ void fetch_rows(const SmallArgs<T>& a, std::int64_t row0,
+                                           std::int64_t c0, T (&vals)[kTile]) {
+#pragma unroll
+  for (int k = 0; k < kTile; ++k) {
+    const std::int64_t c = c0 + k;  // lane = row i, k = column: 32 lanes read one column
+    vals[k] = (c < a.cols && row0 + threadIdx.x < a.n) ? top_col(a, c)[row0 + threadIdx.x] : T(0);
   }
+}
+
+template <class T>
+__device__ __forceinline__ void commit_rows(const T (&vals)[kTile], T (*s)[kTile + 1]) {
+  __syncwarp();
+#pragma unroll
+  for (int k = 0; k < kTile; ++k) s[threadIdx.x][k] = vals[k];
   __syncwarp();
 }
 
@@ -107,23 +114,36 @@ __global__ void __launch_bounds__(kTile) add_rows_small_kernel(SmallArgs<T> a) {
     for (int r = 0; r < kMaxP; ++r) u[r] = (valid && r < p) ? col[r] : T(0);
   }
 
-  // The reflectors of the tiles before this one, in order.
+  // The reflectors of the tiles before this one, in order. The R rows a step needs are this
+  // warp's own: they are fetched before waiting for the producer's flag.
   const std::int64_t producers = t < factor_tiles ? t : factor_tiles;
+  T vals[kTile];
+  if (producers > 0) fetch_rows(a, 0, c0, vals);
   for (std::int64_t s = 0; s < producers; ++s) {
     if (lane == 0) {
       volatile int* flag = a.flags + 1 + s;
-      while (*flag == 0) {
-      }
+      while (*flag == 0) __nanosleep(64);
     }
     __syncwarp();
     __threadfence();  // the flag was seen: the producer's V and tau are visible from here on
     const std::int64_t i0 = s * kTile;
-    for (int idx = lane; idx < p * kTile; idx += kTile) {
-      const int r = idx % p, i = idx / p;
-      sv[r][i] = i0 + i < a.n ? __ldcg(a.u + r + (i0 + i) * a.ldu) : T(0);
+    T vv[kMaxP];
+#pragma unroll
+    for (int k = 0; k < kMaxP; ++k) {  // all of V_s's loads in flight at once
+      const int idx = lane + k * kTile, r = idx % p, i = idx / p;
+      vv[k] = (k < p && i0 + i < a.n) ? __ldcg(a.u + r + (i0 + i) * a.ldu) : T(0);
     }
-    stau[lane] = i0 + lane < a.n ? __ldcg(a.tau + i0 + lane) : T(0);
-    load_rows(a, i0, c0, srows);  // also orders the staging above (__syncwarp)
+    const T tv = i0 + lane < a.n ? __ldcg(a.tau + i0 + lane) : T(0);
+    commit_rows(vals, srows);
+#pragma unroll
+    for (int k = 0; k < kMaxP; ++k) {
+      const int idx = lane + k * kTile;
+      if (k < p) sv[idx % p][idx / p] = vv[k];
+    }
+    stau[lane] = tv;
+    __syncwarp();
+    // The next step's rows; after the last producer, rows c0.. (i0 + 32 = c0): this tile's own.
+    if (s + 1 < producers || t < factor_tiles) fetch_rows(a, i0 + kTile, c0, vals);
 #pragma unroll 1
     for (int i = 0; i < kTile; ++i) {
       T w0 = srows[i][lane], w1 = 0;
@@ -143,7 +163,8 @@ __global__ void __launch_bounds__(kTile) add_rows_small_kernel(SmallArgs<T> a) {
 
   if (t < factor_tiles) {
     // This tile's own reflectors: column j's against row c0 + j of R.
-    load_rows(a, c0, c0, srows);
+    if (producers == 0) fetch_rows(a, c0, c0, vals);  // else fetched during the last step
+    commit_rows(vals, srows);
 #pragma unroll 1
     for (int j = 0; j < kTile; ++j) {
       if (c0 + j >= a.n) break;  // uniform across the warp
