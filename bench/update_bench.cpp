@@ -103,21 +103,35 @@ struct Timed {
   std::int64_t launches = 0;
 };
 
-/// Our update + solve on `ctx`: the object is rebuilt (untimed) before each repetition.
+/// Our update + solve on `ctx`: the object is rebuilt (untimed) before each repetition. U and
+/// e are copied into the context's memory first (untimed), as the refactor's inputs are.
 template <class T>
 Timed time_update(const Context& ctx, const Case& c, const Matrix<T>& a, const Matrix<T>& b,
-                  const Matrix<T>& u, const Matrix<T>& e, std::int64_t k, UpdateQ q, int repeat) {
+                  const Matrix<T>& u_host, const Matrix<T>& e_host, std::int64_t k, UpdateQ q,
+                  int repeat) {
   std::vector<double> times;
   Timed out;
+  const bool profile = std::getenv("GPUQR_BENCH_PROFILE") != nullptr;
+  const gpuqr::MemorySpace space = ctx.is_cuda() ? gpuqr::MemorySpace::device
+                                                 : gpuqr::MemorySpace::host;
+  const Matrix<T> u = Matrix<T>::copy_of(u_host.view(), space, ctx.device());
+  const Matrix<T> e = Matrix<T>::copy_of(e_host.view(), space, ctx.device());
   for (int r = 0; r < repeat + 1; ++r) {
     UpdatableQR<T> qr(ctx, a.view(), b.view(), q);
     ctx.synchronize();
+#ifdef GPUQR_BENCH_WITH_CUSOLVER
+    if (profile && r == repeat) gpuqr::bench::profiler_range(true);
+#endif
     const auto t0 = std::chrono::steady_clock::now();
     const gpuqr::UpdateInfo info =
         c.add ? qr.add_rows(k, u.view(), e.view()) : qr.remove_rows(k, c.p);
     gpuqr::LstsqInfo lst;
     const Matrix<T> x = qr.solve(&lst);  // synchronizes: the residual norm comes back
     const auto t1 = std::chrono::steady_clock::now();
+#ifdef GPUQR_BENCH_WITH_CUSOLVER
+    if (profile && r == repeat) gpuqr::bench::profiler_range(false);
+#endif
+    (void)profile;
     if (r > 0) times.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
     out.launches = info.device_launches;
     out.residual = lst.residual_norms.empty() ? 0.0 : lst.residual_norms[0];

@@ -17,4 +17,8 @@ double time_refactor_cusolver(const T* a, const T* b, std::int64_t m, std::int64
 /// True when the baseline was compiled (a CUDA build).
 bool cusolver_baseline_available();
 
+/// cudaProfilerStart / cudaProfilerStop: brackets the timed updates for
+/// `ncu --profile-from-start off` when the bench runs with GPUQR_BENCH_PROFILE set.
+void profiler_range(bool start);
+
 }  // namespace gpuqr::bench

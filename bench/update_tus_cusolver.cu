@@ -1,5 +1,6 @@
 // The cuSOLVER refactoring baseline of gpuqr_update_bench (see update_tus.hpp).
 #include <cublas_v2.h>
+#include <cuda_profiler_api.h>
 #include <cuda_runtime.h>
 #include <cusolverDn.h>
 
@@ -68,6 +69,10 @@ cublasStatus_t trsm(cublasHandle_t h, int n, const double* r, int ldr, double* b
 }  // namespace
 
 bool cusolver_baseline_available() { return true; }
+
+void profiler_range(bool start) {
+  if (start) cudaProfilerStart(); else cudaProfilerStop();
+}
 
 template <class T>
 double time_refactor_cusolver(const T* a, const T* b, std::int64_t m64, std::int64_t n64,

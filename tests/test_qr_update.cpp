@@ -130,6 +130,41 @@ TEST_P(QrUpdateTest, AddRowsAtEveryPositionAndSize) {
   }));
 }
 
+// Without Q and with few rows, add_rows takes the unblocked path (one kernel on CUDA: tiles of
+// 32 columns handed from warp to warp). n = 100 spans four tiles, the last one partial and
+// shared with d's columns; p = 16 is the path's largest (kSmallAddRows), 17 and 33 blocked.
+TEST_P(QrUpdateTest, AddFewRowsWithoutQSpanningTiles) {
+  GPUQR_FOR_PRECISION(([&]<class T>() {
+    std::uint64_t seed = 700;
+    for (std::int64_t nrhs : {3, 0, 40}) {
+      const std::int64_t m0 = 130, n = 100;
+      Tracked<T> t{random_matrix<T>(m0, n, seed++), random_matrix<T>(m0, nrhs, seed++)};
+      UpdatableQR<T> qr(ctx(), t.a.view(), t.b.view(), UpdateQ::none);
+      for (std::int64_t p : {1, 16, 17, 33, 7}) {
+        const std::int64_t k = (qr.rows() * p) % (qr.rows() + 1);
+        SCOPED_TRACE("nrhs " + std::to_string(nrhs) + " p " + std::to_string(p));
+        const Matrix<T> u = random_matrix<T>(p, n, seed++);
+        const Matrix<T> e = random_matrix<T>(p, nrhs, seed++);
+        qr.add_rows(k, u.view(), e.view());
+        t.insert(k, u, e);
+        if (nrhs > 0) {
+          expect_good<T>(check_against_fresh(ctx(), qr, t));
+        } else {  // no right-hand sides: R against a fresh R, by |diag R|
+          const Matrix<T> r = to_host(ctx(), qr.matrix_r());
+          HouseholderQR<T> fresh(Context::cpu(), t.a.view());
+          const Matrix<T> rf = fresh.matrix_r();
+          double worst = 0, size = 0;
+          for (std::int64_t j = 0; j < n; ++j) {
+            worst = std::max(worst, std::abs(std::abs(double(r(j, j))) - std::abs(double(rf(j, j)))));
+            size = std::max(size, std::abs(double(rf(j, j))));
+          }
+          EXPECT_LT(worst / size, 1000.0 * accuracy::eps<T>());
+        }
+      }
+    }
+  }));
+}
+
 TEST_P(QrUpdateTest, RemoveRowsAtEveryPositionAndSize) {
   GPUQR_FOR_PRECISION(([&]<class T>() {
     std::uint64_t seed = 600;

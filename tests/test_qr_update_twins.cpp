@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <tuple>
 #include <vector>
 
 #include "gpuqr/accuracy.hpp"
@@ -93,11 +94,14 @@ TEST_P(QrUpdateCudaTwins, GatherMoveTransposeAreExact) {
       kernels::cuda::gather_rows<T>(ctx().impl(), a_g.view(), rows_d.view(), 10, tr, z_g.view());
       EXPECT_EQ(entry_diff(to_host(ctx(), z_g), z), 0.0);
     }
+    // Moves on a square 50 x 50 matrix (a is 50 x 40: column 45 would be out of range), the
+    // column moves on a 50 x 49 block so that the leading dimension exceeds the width.
+    const Matrix<T> sq = random_matrix<T>(50, 50, 6);
     const std::vector<std::int64_t> from = {45, 46, 48}, to = {3, 11, 20};
     const DeviceIndices from_d(from, ctx().device()), to_d(to, ctx().device());
     for (bool as_rows : {true, false}) {
-      Matrix<T> x = a.clone();
-      Matrix<T> x_g = to_ctx<T>(ctx(), a.view());
+      Matrix<T> x = sq.clone();
+      Matrix<T> x_g = to_ctx<T>(ctx(), sq.view());
       MatrixView<T> xv = as_rows ? x.view() : x.view().block(0, 0, 50, 49);
       MatrixView<T> xgv = as_rows ? x_g.view() : x_g.view().block(0, 0, 50, 49);
       kernels::cpu::move_lines<T>(cpu.impl(), xv, VectorView<const std::int64_t>(from.data(), 3),
@@ -109,6 +113,42 @@ TEST_P(QrUpdateCudaTwins, GatherMoveTransposeAreExact) {
     kernels::cpu::transpose<T>(cpu.impl(), a.view(), at.view());
     kernels::cuda::transpose<T>(ctx().impl(), a_g.view(), at_g.view());
     EXPECT_EQ(entry_diff(to_host(ctx(), at_g), at), 0.0);
+  }));
+}
+
+TEST_P(QrUpdateCudaTwins, AddRowsSmallMatches) {
+  GPUQR_FOR_PRECISION(([&]<class T>() {
+    Context cpu = Context::cpu();
+    for (auto [p, n, k] : {std::tuple<std::int64_t, std::int64_t, std::int64_t>{1, 40, 1},
+                           {16, 75, 2}, {12, 64, 0}, {5, 130, 37}}) {
+      SCOPED_TRACE("p " + std::to_string(p) + " n " + std::to_string(n) + " k " + std::to_string(k));
+      Matrix<T> r = random_matrix<T>(n, n, 30 + p);
+      for (std::int64_t j = 0; j < n; ++j) {
+        for (std::int64_t i = j + 1; i < n; ++i) r(i, j) = T(0);
+        r(j, j) += T(j % 2 == 0 ? 4 : -4);  // well conditioned, both signs on the diagonal
+      }
+      Matrix<T> u = random_matrix<T>(p, n, 31), d = random_matrix<T>(n, k, 32);
+      Matrix<T> e = random_matrix<T>(p, k, 33), tau(n, 1);
+      Matrix<T> r_g = to_ctx<T>(ctx(), r.view()), u_g = to_ctx<T>(ctx(), u.view());
+      Matrix<T> d_g = to_ctx<T>(ctx(), d.view()), e_g = to_ctx<T>(ctx(), e.view());
+      Matrix<T> tau_g(n, 1, MemorySpace::device, ctx().device());
+      // The kernel's int flags, in a buffer of doubles (matrices hold float or double).
+      Matrix<double> flags_g(n / 32 + 2, 1, MemorySpace::device, ctx().device());
+      kernels::cpu::add_rows_small<T>(cpu.impl(), r.view(), u.view(), d.view(), e.view(),
+                                      VectorView<T>(tau.data(), n), VectorView<int>());
+      kernels::cuda::add_rows_small<T>(
+          ctx().impl(), r_g.view(), u_g.view(), d_g.view(), e_g.view(),
+          VectorView<T>(tau_g.data(), n, MemorySpace::device, ctx().device()),
+          VectorView<int>(reinterpret_cast<int*>(flags_g.data()), n / 32 + 2, MemorySpace::device, ctx().device()));
+      const double tol = bound<T>(10 * n * p);
+      EXPECT_LT(entry_diff(to_host(ctx(), r_g), r), tol);
+      EXPECT_LT(entry_diff(to_host(ctx(), u_g), u), tol);
+      EXPECT_LT(entry_diff(to_host(ctx(), tau_g), tau), tol);
+      if (k > 0) {
+        EXPECT_LT(entry_diff(to_host(ctx(), d_g), d), tol);
+        EXPECT_LT(entry_diff(to_host(ctx(), e_g), e), tol);
+      }
+    }
   }));
 }
 

@@ -80,6 +80,8 @@ UpdateInfo UpdatableQR<T>::add_rows(std::int64_t k, MatrixView<const T> u,
   if (p == 0) return last_ = info;
   const std::int64_t nb = add_block_width(ctx_, n);
   const bool keep_q = q_mode_ != UpdateQ::none;
+  // Few rows and no Q: the unblocked reduction, one launch on CUDA (add_rows_small).
+  const bool small = !keep_q && p <= kernels::kSmallAddRows;
   const std::int64_t mq = m + p;  // Q's rows after the update
   const std::size_t es = sizeof(T);
   auto bytes = [&](std::int64_t count) { return UpdateScratch::piece_bytes(count, es); };
@@ -87,7 +89,9 @@ UpdateInfo UpdatableQR<T>::add_rows(std::int64_t k, MatrixView<const T> u,
                             bytes(nb) + 2 * bytes(nb * nb) + bytes(32 * nb) +
                             bytes(nb * std::max<std::int64_t>(std::max(n, nrhs), 1)) +
                             (keep_q ? bytes(mq * nb) : 0) +
-                            (q_mode_ == UpdateQ::thin ? bytes(mq * p) : 0);
+                            (q_mode_ == UpdateQ::thin ? bytes(mq * p) : 0) +
+                            (small ? bytes(n) + UpdateScratch::piece_bytes(n / 32 + 2, sizeof(int))
+                                   : 0);
   UpdateScratch scratch(ctx_, total);
   MatrixView<T> uu = scratch.matrix<T>(p, n);
   MatrixView<T> ee = scratch.matrix<T>(p, nrhs);
@@ -136,7 +140,14 @@ UpdateInfo UpdatableQR<T>::add_rows(std::int64_t k, MatrixView<const T> u,
     ++launches;
   }
   MatrixView<T> r = r_.view();
-  for (std::int64_t j = 0; j < n; j += nb) {
+  if (small) {
+    VectorView<T> tau_all = scratch.vector<T>(n);
+    VectorView<int> flags = scratch.vector<int>(n / 32 + 2);
+    GPUQR_DISPATCH(ctx_, add_rows_small, r, uu, d.block(0, 0, n, nrhs), e_rows, tau_all, flags);
+    launches += 2;  // the flags' memset and the kernel
+    info.blocks = 1;
+  }
+  for (std::int64_t j = 0; j < (small ? 0 : n); j += nb) {
     const std::int64_t jb = std::min(nb, n - j), h = jb + p;
     // S = [R(j:j+jb, j:j+jb); U(:, j:j+jb)]: the triangle and the new rows, factored by inner
     // panels (the reflectors' top part stays the identity: the triangle has zeros below).

@@ -9,7 +9,22 @@
 #include "gpuqr/dense.hpp"
 #include "src/core/context_impl.hpp"
 
+namespace gpuqr::kernels {
+/// The most added rows add_rows_small takes (its kernel keeps a column's p entries in registers).
+inline constexpr std::int64_t kSmallAddRows = 16;
+}  // namespace gpuqr::kernels
+
 #define GPUQR_DECLARE_UPDATE_KERNELS                                                          \
+  /* Adds p <= kSmallAddRows rows without blocking: the n reflectors                          \
+     H_i = I - tau_i [e_i; v_i] [e_i; v_i]^T (v_i: p entries) that zero U (p x n) against R's \
+     diagonal (n x n upper) are applied in order to R's row i, to U, and to the right-hand   \
+     sides [d; e] (d n x k, e p x k). On return R and d hold the updated values, U holds     \
+     V (column i = v_i), tau (n) the scalars, e the new rows of d. flags: 1 + ceil(n / 32)   \
+     ints of scratch in the backend's memory (the CUDA kernel's tile hand-off). */           \
+  template <class T>                                                                          \
+  void add_rows_small(detail::ContextImpl& ctx, MatrixView<T> r, MatrixView<T> u,            \
+                      MatrixView<T> d, MatrixView<T> e, VectorView<T> tau,                   \
+                      VectorView<int> flags);                                                 \
   /* Applies H = I - [I; V] T [I; V]^T (V p x k, T k x k upper: the reflectors of a tpqrt    \
      panel, tpmqrt's shape with l = 0): left, op(H) [A; B] with A k x nc, B p x nc, W k x nc \
      scratch; right, [A B] op(H) with A mr x k, B mr x p, W mr x k scratch. */               \
@@ -49,6 +64,9 @@
                                 bool lines_are_rows, bool triangular);
 
 #define GPUQR_INSTANTIATE_UPDATE_KERNELS(T)                                                   \
+  template void add_rows_small<T>(detail::ContextImpl&, MatrixView<T>, MatrixView<T>,        \
+                                  MatrixView<T>, MatrixView<T>, VectorView<T>,               \
+                                  VectorView<int>);                                           \
   template void tpmqrt<T>(detail::ContextImpl&, Side, Op, MatrixView<const T>,               \
                           MatrixView<const T>, MatrixView<T>, MatrixView<T>, MatrixView<T>); \
   template void gather_rows<T>(detail::ContextImpl&, MatrixView<const T>,                    \

@@ -61,6 +61,41 @@ void tpmqrt(detail::ContextImpl&, Side side, Op op, MatrixView<const T> v, Matri
 }
 
 template <class T>
+void add_rows_small(detail::ContextImpl&, MatrixView<T> r, MatrixView<T> u, MatrixView<T> d,
+                    MatrixView<T> e, VectorView<T> tau, VectorView<int>) {
+  const std::int64_t n = r.cols(), p = u.rows(), k = d.cols();
+  auto top = [&](std::int64_t i, std::int64_t c) -> T& { return c < n ? r(i, c) : d(i, c - n); };
+  auto bottom = [&](std::int64_t q, std::int64_t c) -> T& {
+    return c < n ? u(q, c) : e(q, c - n);
+  };
+  for (std::int64_t i = 0; i < n; ++i) {
+    // larfg on (R(i, i); U(:, i)) with the scaled norm.
+    T amax = 0;
+    for (std::int64_t q = 0; q < p; ++q) amax = std::max(amax, std::abs(u(q, i)));
+    T t = 0, scale = 0, beta = r(i, i);
+    if (amax > 0) {
+      T ss = 0;
+      for (std::int64_t q = 0; q < p; ++q) ss += (u(q, i) / amax) * (u(q, i) / amax);
+      const T alpha = r(i, i);
+      const T norm = std::hypot(alpha, amax * std::sqrt(ss));
+      beta = alpha >= 0 ? -norm : norm;
+      t = (beta - alpha) / beta;
+      scale = T(1) / (alpha - beta);
+    }
+    for (std::int64_t q = 0; q < p; ++q) u(q, i) *= scale;
+    r(i, i) = beta;
+    tau[i] = t;
+    for (std::int64_t c = i + 1; c < n + k; ++c) {
+      T w = top(i, c);
+      for (std::int64_t q = 0; q < p; ++q) w += u(q, i) * bottom(q, c);
+      w *= t;
+      top(i, c) -= w;
+      for (std::int64_t q = 0; q < p; ++q) bottom(q, c) -= u(q, i) * w;
+    }
+  }
+}
+
+template <class T>
 void gather_rows(detail::ContextImpl&, MatrixView<const T> src, VectorView<const std::int64_t> rows,
                  std::int64_t col0, bool transpose, MatrixView<T> dst) {
   const std::int64_t nc = transpose ? dst.rows() : dst.cols();

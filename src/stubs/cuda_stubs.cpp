@@ -120,6 +120,11 @@ void tpmqrt(detail::ContextImpl&, Side, Op, MatrixView<const T>, MatrixView<cons
   detail::not_compiled("cuda tpmqrt");
 }
 template <class T>
+void add_rows_small(detail::ContextImpl&, MatrixView<T>, MatrixView<T>, MatrixView<T>,
+                    MatrixView<T>, VectorView<T>, VectorView<int>) {
+  detail::not_compiled("cuda add_rows_small");
+}
+template <class T>
 void gather_rows(detail::ContextImpl&, MatrixView<const T>, VectorView<const std::int64_t>,
                  std::int64_t, bool, MatrixView<T>) {
   detail::not_compiled("cuda gather_rows");
