@@ -40,7 +40,7 @@ struct Options {
   std::vector<std::int64_t> m = {1 << 18, 1 << 20, 1 << 22};
   std::vector<std::int64_t> n = {16, 32, 64, 128, 256, 512, 1024};
   std::vector<std::string> methods = {"householder", "cholesky_qr2", "shifted_cholesky_qr3",
-                                      "tsqr", "automatic"};
+                                      "tsqr", "qrf_ah", "automatic"};
   std::vector<std::string> forms = {"r", "explicit", "geqrf"};
   std::vector<char> precisions = {'d', 's'};
   int repeat = 3;

@@ -9,6 +9,7 @@
 
 #include "gpuqr/accuracy.hpp"
 #include "src/core/cholqr_kernels.hpp"
+#include "src/core/qrf_ah_kernels.hpp"
 #include "tests/support/backends.hpp"
 #include "tests/support/generators.hpp"
 
@@ -167,6 +168,78 @@ TEST_P(TsqrCudaTwins, OrhrColAndFinishGeqrfMatchLapack) {
           f_gpu.view(), VectorView<T>(tau_gpu.data(), n, MemorySpace::device, ctx().device()));
       EXPECT_EQ(entry_diff(to_host(ctx(), f_gpu), f_cpu), 0.0);
       EXPECT_EQ(entry_diff(to_host(ctx(), tau_gpu), tau_cpu), 0.0);
+    }
+  }));
+}
+
+TEST_P(TsqrCudaTwins, FusedGramAndInPlaceMultiplyMatchCpu) {
+  GPUQR_FOR_PRECISION(([&]<class T>() {
+    Context cpu = Context::cpu();
+    const double eps = accuracy::eps<T>();
+    std::uint64_t seed = 500;
+    // 300000 x 8 crosses the CUDA split-K and chunk boundaries with a short last block.
+    for (auto [m, n] : {std::pair<int, int>{1, 1}, {1000, 32}, {20000, 130}, {300001, 8}}) {
+      SCOPED_TRACE(std::to_string(m) + "x" + std::to_string(n));
+      const Matrix<T> a = random_matrix<T>(m, n, seed++);
+      const Matrix<T> x = random_matrix<T>(n, n, seed++);
+      const Matrix<T> a_gpu = device_copy(ctx(), a), x_gpu = device_copy(ctx(), x);
+      Matrix<T> g_cpu(n, n), gp_cpu(n, n);
+      kernels::cpu::gram<T>(cpu.impl(), a.view(), g_cpu.view());
+      kernels::cpu::gram_of_product<T>(cpu.impl(), a.view(), x.view(), gp_cpu.view());
+      Matrix<T> g_gpu(n, n, MemorySpace::device, ctx().device());
+      Matrix<T> gp_gpu(n, n, MemorySpace::device, ctx().device());
+      kernels::cuda::gram<T>(ctx().impl(), a_gpu.view(), g_gpu.view());
+      kernels::cuda::gram_of_product<T>(ctx().impl(), a_gpu.view(), x_gpu.view(), gp_gpu.view());
+      EXPECT_LT(entry_diff(to_host(ctx(), g_gpu), g_cpu), 10.0 * m * eps);
+      EXPECT_LT(entry_diff(to_host(ctx(), gp_gpu), gp_cpu), 10.0 * n * m * eps);
+      Matrix<T> ax_cpu = a.clone(), ax_gpu = device_copy(ctx(), a);
+      kernels::cpu::multiply_in_place<T>(cpu.impl(), ax_cpu.view(), x.view());
+      kernels::cuda::multiply_in_place<T>(ctx().impl(), ax_gpu.view(), x_gpu.view());
+      EXPECT_LT(entry_diff(to_host(ctx(), ax_gpu), ax_cpu), 10.0 * n * eps);
+    }
+  }));
+}
+
+TEST_P(TsqrCudaTwins, AhPanelMatchesCpu) {
+  GPUQR_FOR_PRECISION(([&]<class T>() {
+    Context cpu = Context::cpu();
+    const double eps = accuracy::eps<T>();
+    std::uint64_t seed = 600;
+    for (int b : {1, 5, 16, 32}) {
+      for (bool dependent : {false, true}) {
+        SCOPED_TRACE("b = " + std::to_string(b) + (dependent ? " (breakdown)" : ""));
+        const std::int64_t h = 500;
+        Matrix<T> p = random_matrix<T>(h, b, seed++);
+        // A column nearly a copy of an earlier one: the norm-update test must end the panel.
+        if (dependent && b > 2)
+          for (std::int64_t i = 0; i < h; ++i) p(i, b - 2) = p(i, 0) * T(1 + 1e-6 * (i % 3));
+        Matrix<T> g(b, b);
+        kernels::cpu::gram<T>(cpu.impl(), p.view(), g.view());
+        Matrix<T> top_cpu(b, b), d_cpu(b, b), tau_cpu(b, 1);
+        for (std::int64_t j = 0; j < b; ++j)
+          for (std::int64_t i = 0; i < b; ++i) top_cpu(i, j) = p(i, j);
+        const Matrix<T> top0 = top_cpu.clone();
+        Matrix<T> g_cpu = g.clone();
+        std::vector<double> st_cpu(1);
+        kernels::cpu::ah_panel<T>(cpu.impl(), top_cpu.view(), g_cpu.view(), d_cpu.view(),
+                                  VectorView<T>(tau_cpu.data(), b),
+                                  VectorView<double>(st_cpu.data(), 1));
+        Matrix<T> top_gpu = device_copy(ctx(), top0), g_gpu = device_copy(ctx(), g);
+        Matrix<T> d_gpu(b, b, MemorySpace::device, ctx().device());
+        Matrix<T> tau_gpu(b, 1, MemorySpace::device, ctx().device());
+        Matrix<double> st_gpu(1, 1, MemorySpace::device, ctx().device());
+        kernels::cuda::ah_panel<T>(
+            ctx().impl(), top_gpu.view(), g_gpu.view(), d_gpu.view(),
+            VectorView<T>(tau_gpu.data(), b, MemorySpace::device, ctx().device()),
+            VectorView<double>(st_gpu.data(), 1, MemorySpace::device, ctx().device()));
+        const double kb = to_host(ctx(), st_gpu)(0, 0);
+        EXPECT_EQ(kb, st_cpu[0]);
+        if (dependent && b > 2 && sizeof(T) == 8) EXPECT_LT(kb, b);
+        const double bound = 1e3 * b * eps;
+        EXPECT_LT(entry_diff(to_host(ctx(), top_gpu), top_cpu), bound);
+        EXPECT_LT(entry_diff(to_host(ctx(), d_gpu), d_cpu), bound);
+        EXPECT_LT(entry_diff(to_host(ctx(), tau_gpu), tau_cpu), bound);
+      }
     }
   }));
 }

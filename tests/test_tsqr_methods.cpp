@@ -62,14 +62,19 @@ TEST_P(TsqrMethods, StressTestOfThePaper) {
     std::printf("\n[%s %s] stress test 1000x200, R(100,100) = rho: ||Q^T Q - I||_F  "
                 "||A - QR||_F/||A||_F  (* = fallback_reason set: a named method rejected by its certificate, returned anyway with fallback off; automatic: an earlier method was given up)\n",
                 to_string(ctx().backend()), sizeof(T) == 8 ? "double" : "float");
-    std::printf("%7s | %-21s | %-21s | %-21s | %-21s | %-21s %s\n", "rho", "householder",
-                "cholesky_qr2", "shifted_cholesky_qr3", "tsqr", "automatic", "(method chosen)");
+    std::printf("%7s | %-21s | %-21s | %-21s | %-21s | %-21s | %-21s %s\n", "rho",
+                "householder", "cholesky_qr2", "shifted_cholesky_qr3", "tsqr", "qrf_ah (shrunk)",
+                "automatic", "(method chosen)");
+    std::int64_t total_shrunk = 0;
     int raw_cqr2_failures = 0;
     for (int e = 1; e <= 15; ++e) {
       const double rho = std::pow(10.0, -e);
       SCOPED_TRACE("rho = 1e-" + std::to_string(e));
       const Matrix<T> a = stress_matrix<T>(m, n, 99, rho, 2020);
       const MethodRun house = run_explicit<T>(ctx(), a, with(TsqrMethod::householder));
+      // Within 10x of Householder QR's figures (floors: sqrt(n) eps and eps, never 0).
+      const double orth_bound = 10 * std::max(house.orth, std::sqrt(double(n)) * eps);
+      const double res_bound = 10 * std::max(house.res, eps);
       const MethodRun cqr2 = run_explicit<T>(ctx(), a, with(TsqrMethod::cholesky_qr2, false));
       const MethodRun scqr3 = run_explicit<T>(ctx(), a, with(TsqrMethod::shifted_cholesky_qr3, false));
       const MethodRun cqr2_safe = run_explicit<T>(ctx(), a, with(TsqrMethod::cholesky_qr2));
@@ -78,12 +83,18 @@ TEST_P(TsqrMethods, StressTestOfThePaper) {
       TsqrOptions tsqr_opts = with(TsqrMethod::tsqr);
       tsqr_opts.block = 256;
       const MethodRun tree = run_explicit<T>(ctx(), a, tsqr_opts);
-      std::printf("%7.0e | %s | %s | %s | %s | %s (%s)\n", rho, cell(house).c_str(),
-                  cell(cqr2).c_str(), cell(scqr3).c_str(), cell(tree).c_str(),
-                  cell(autom).c_str(), to_string(autom.info.method));
-      // Within 10x of Householder QR's figures (floors: sqrt(n) eps and eps, never 0).
-      const double orth_bound = 10 * std::max(house.orth, std::sqrt(double(n)) * eps);
-      const double res_bound = 10 * std::max(house.res, eps);
+      // QRF-AH with the paper's panel width 16 (13 panels for n = 200).
+      TsqrOptions ah_opts = with(TsqrMethod::qrf_ah);
+      ah_opts.block = 16;
+      const MethodRun ah = run_explicit<T>(ctx(), a, ah_opts);
+      total_shrunk += ah.info.panels_shrunk;
+      std::printf("%7.0e | %s | %s | %s | %s | %s %2lld | %s (%s)\n", rho, cell(house).c_str(),
+                  cell(cqr2).c_str(), cell(scqr3).c_str(), cell(tree).c_str(), cell(ah).c_str(),
+                  static_cast<long long>(ah.info.panels_shrunk), cell(autom).c_str(),
+                  to_string(autom.info.method));
+      EXPECT_EQ(ah.info.method, TsqrMethod::qrf_ah);
+      EXPECT_LE(ah.orth, orth_bound);
+      EXPECT_LE(ah.res, res_bound);
       EXPECT_LT(house.orth, kLapackBound * m * eps);
       EXPECT_EQ(tree.info.method, TsqrMethod::tsqr);
       EXPECT_LE(tree.orth, orth_bound);
@@ -121,6 +132,8 @@ TEST_P(TsqrMethods, StressTestOfThePaper) {
     // double; in float the whole range sits near 1/sqrt(eps) and whether the raw result lands
     // outside 10x Householder's figures depends on the backend's rounding).
     if (sizeof(T) == 8) EXPECT_GT(raw_cqr2_failures, 0);
+    std::printf("qrf_ah: %lld panels ended early on the norm-update test in all\n",
+                static_cast<long long>(total_shrunk));
   }));
 }
 
@@ -128,7 +141,7 @@ const std::pair<int, int> kShapes[] = {{1000, 1}, {517, 37}, {300, 300}, {1001, 
                                        {4000, 70}, {33, 32}, {1, 1}};
 const TsqrMethod kMethods[] = {TsqrMethod::householder, TsqrMethod::cholesky_qr2,
                                TsqrMethod::shifted_cholesky_qr3, TsqrMethod::tsqr,
-                               TsqrMethod::automatic};
+                               TsqrMethod::qrf_ah, TsqrMethod::automatic};
 
 TEST_P(TsqrMethods, ExplicitAcrossShapes) {
   GPUQR_FOR_PRECISION(([&]<class T>() {

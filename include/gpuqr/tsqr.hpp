@@ -28,8 +28,13 @@
 // certifies the result (||W^T W - I||_F <= 0.25, so the last step works on a matrix with
 // kappa^2 < 1.7 and is as orthogonal as Householder QR); else shifted CholeskyQR3 under the
 // same certificate; else Householder QR. TsqrInfo says which method produced the result and
-// why the others were given up. Methods qrf_ah and tsqr are not in this build yet: asking for
-// them throws NotCompiled.
+// why the others were given up. qrf_ah is only used when asked for by name (panel width
+// TsqrOptions::block, at most 32; TsqrInfo::panels_shrunk counts the panels its breakdown
+// test ended early).
+//
+// TallSkinnyQR with CholeskyQR2 on a well-conditioned A (||R_1||_F ||R_1^{-1}||_F / sqrt(n)
+// <= 50 for the first step's R_1) keeps Q = A R^{-1} implicit: it copies A, reads it twice
+// (the second Gram matrix fused with A R_1^{-1}, never stored) and writes nothing tall.
 #pragma once
 
 #include <cstdint>

@@ -2,6 +2,9 @@
 //
 // One CholeskyQR step on W (m x n): G = W^T W (GEMM), R = chol(G + s I) and R^{-1} (n x n),
 // W := W R^{-1} (GEMM with the explicit inverse). CholeskyQR2 is two steps (s = 0);
+// when R_1 is well conditioned it runs in single-pass form: the second Gram matrix is
+// (A R_1^{-1})^T (A R_1^{-1}) computed chunk by chunk without storing W, and Q = A R^{-1}
+// by one GEMM (4 passes over the tall data instead of 6);
 // shifted CholeskyQR3 is a shifted step followed by two plain ones. Every step is enqueued
 // without waiting except for one read of the step's status (a few doubles) after its
 // Cholesky: a breakdown ends the attempt there, and R's conditioning picks how R^{-1} is
@@ -35,7 +38,7 @@ TsqrBuffers<T> carve_tsqr_buffers(const Context& ctx, std::int64_t m, std::int64
   const std::size_t sq = round(std::size_t(n1) * std::size_t(n1) * sizeof(T));
   const std::size_t vec = round(std::size_t(n1) * sizeof(T));
   const std::size_t stat = round(3 * kStatusSize * sizeof(double));
-  const std::size_t total = std::size_t(work_matrices) * mat + 6 * sq + 2 * vec + stat;
+  const std::size_t total = std::size_t(work_matrices) * mat + 9 * sq + 2 * vec + stat;
   TsqrBuffers<T> buf;
   char* base = nullptr;
   if (ctx.is_cuda()) {
@@ -56,7 +59,9 @@ TsqrBuffers<T> carve_tsqr_buffers(const Context& ctx, std::int64_t m, std::int64
   };
   for (int i = 0; i < work_matrices; ++i) buf.w[i] = take_matrix(m, mat);
   for (auto& r : buf.r) r = take_matrix(n, sq);
-  buf.rinv = take_matrix(n, sq);
+  for (auto& r : buf.rinv) r = take_matrix(n, sq);
+  buf.rinv_all = take_matrix(n, sq);
+  buf.work = take_matrix(n, sq);
   buf.prod = take_matrix(n, sq);
   buf.t = take_matrix(n, sq);
   buf.d = VectorView<T>(reinterpret_cast<T*>(p), n, space, dev);
@@ -97,7 +102,8 @@ std::string fmt(double v) {
 
 template <class T>
 CholeskyQrOutcome cholesky_qr(const Context& ctx, MatrixView<const T> a, MatrixView<T> q,
-                              bool shifted, bool keep_rejected, TsqrBuffers<T>& buf) {
+                              bool shifted, bool keep_rejected, TsqrBuffers<T>& buf,
+                              bool single_pass_ok) {
   const std::int64_t m = a.rows(), n = a.cols();
   const int steps = shifted ? 3 : 2;
   const double unit_roundoff = std::numeric_limits<T>::epsilon() / 2;
@@ -106,9 +112,14 @@ CholeskyQrOutcome cholesky_qr(const Context& ctx, MatrixView<const T> a, MatrixV
   double estimate = 1.0;
   MatrixView<const T> in = a;
   for (int s = 0; s < steps; ++s) {
-    GPUQR_DISPATCH(ctx, gram, in, buf.r[s]);
+    if (outcome.single_pass) {
+      // G = (A R_1^{-1})^T (A R_1^{-1}) in one read of A; W is never stored.
+      GPUQR_DISPATCH(ctx, gram_of_product, a, MatrixView<const T>(buf.rinv[0]), buf.r[s]);
+    } else {
+      GPUQR_DISPATCH(ctx, gram, in, buf.r[s]);
+    }
     const double shift = (shifted && s == 0) ? cholesky_shift_factor(m, n, unit_roundoff) : 0.0;
-    GPUQR_DISPATCH(ctx, cholesky_inverse, buf.r[s], buf.rinv, shift,
+    GPUQR_DISPATCH(ctx, cholesky_inverse, buf.r[s], buf.rinv[s % 2], shift,
                    step_status(buf.status, s));
     // One wait per step: a breakdown ends the attempt early, and R's conditioning decides how
     // R^{-1} is applied.
@@ -130,9 +141,14 @@ CholeskyQrOutcome cholesky_qr(const Context& ctx, MatrixView<const T> a, MatrixV
       outcome.last_offset = x[kStatusOffset];
       break;
     }
+    if (s == 0 && !shifted && single_pass_ok && x[kStatusBreakdown] == 0.0 &&
+        kappa_f / std::sqrt(double(n)) <= kSinglePassCondition) {
+      outcome.single_pass = true;
+      continue;
+    }
     MatrixView<T> out = buf.w[s % 2];
     if (kappa_f / std::sqrt(double(n)) <= kGemmCondition) {
-      GPUQR_DISPATCH(ctx, multiply, Op::no_trans, in, MatrixView<const T>(buf.rinv), out);
+      GPUQR_DISPATCH(ctx, multiply, Op::no_trans, in, MatrixView<const T>(buf.rinv[s % 2]), out);
     } else {
       GPUQR_DISPATCH(ctx, copy, in, out);
       GPUQR_DISPATCH(ctx, trsm_right_upper, MatrixView<const T>(buf.r[s]), out);
@@ -147,8 +163,22 @@ CholeskyQrOutcome cholesky_qr(const Context& ctx, MatrixView<const T> a, MatrixV
                      fmt(kCertificateOffset) + ")";
   }
   if (!outcome.reason.empty() && !keep_rejected) return outcome;
-  // Accepted (or kept on request): Q = W R_last^{-1}, R = R_last ... R_1 (products of upper triangles).
-  GPUQR_DISPATCH(ctx, multiply, Op::no_trans, in, MatrixView<const T>(buf.rinv), q);
+  // Accepted (or kept on request): Q = W R_last^{-1} (single pass: A R_1^{-1} R_2^{-1}),
+  // R = R_last ... R_1 (products of upper triangles).
+  if (outcome.single_pass) {
+    GPUQR_DISPATCH(ctx, multiply, Op::no_trans, MatrixView<const T>(buf.rinv[0]),
+                   MatrixView<const T>(buf.rinv[1]), buf.rinv_all);
+    buf.q_left = a;
+    buf.q_right = buf.rinv_all;
+  } else {
+    buf.q_left = in;
+    buf.q_right = buf.rinv[(steps - 1) % 2];
+  }
+  if (q.data() == buf.q_left.data()) {
+    GPUQR_DISPATCH(ctx, multiply_in_place, q, buf.q_right);
+  } else if (q.data() != nullptr) {
+    GPUQR_DISPATCH(ctx, multiply, Op::no_trans, buf.q_left, buf.q_right, q);
+  }
   if (shifted) {
     GPUQR_DISPATCH(ctx, multiply, Op::no_trans, MatrixView<const T>(buf.r[2]),
                    MatrixView<const T>(buf.r[1]), buf.t);
@@ -166,7 +196,7 @@ CholeskyQrOutcome cholesky_qr(const Context& ctx, MatrixView<const T> a, MatrixV
   template TsqrBuffers<T> carve_tsqr_buffers<T>(const Context&, std::int64_t, std::int64_t, \
                                                 int);                                        \
   template CholeskyQrOutcome cholesky_qr<T>(const Context&, MatrixView<const T>,             \
-                                            MatrixView<T>, bool, bool, TsqrBuffers<T>&);
+                                            MatrixView<T>, bool, bool, TsqrBuffers<T>&, bool);
 
 GPUQR_INSTANTIATE_CHOLESKY_QR(float)
 GPUQR_INSTANTIATE_CHOLESKY_QR(double)

@@ -17,7 +17,12 @@ template <class T>
 struct TsqrBuffers {
   MatrixView<T> w[2];      // m x n work matrices (w[1] empty unless asked for)
   MatrixView<T> r[3];      // R of each CholeskyQR step (n x n; the Gram matrix first)
-  MatrixView<T> rinv;      // the inverse of the last R
+  MatrixView<T> rinv[2];   // R_s^{-1} of step s in rinv[s % 2]
+  MatrixView<T> rinv_all;  // single pass: R^{-1} = R_1^{-1} R_2^{-1}
+  MatrixView<T> work;      // n x n scratch (orhr_col_of_product)
+  /// After an accepted (or kept) CholeskyQR: Q = q_left q_right (m x n times n x n), for
+  /// callers that did not ask for Q to be written.
+  MatrixView<const T> q_left, q_right;
   MatrixView<T> prod;      // R products, then the final R (n x n)
   MatrixView<T> t;         // orhr_col's T (n x n)
   VectorView<T> d;         // orhr_col's signs (n)
@@ -41,6 +46,9 @@ struct CholeskyQrOutcome {
   double condition_estimate = -1;
   /// ||W^T W - I||_F of the last step's input W (the certificate; -1 when not reached).
   double last_offset = -1;
+  /// True when CholeskyQR2 ran in single-pass form: the second Gram matrix fused with
+  /// W = A R_1^{-1} (W never stored) and Q = A (R_1^{-1} R_2^{-1}) by one GEMM.
+  bool single_pass = false;
 };
 
 /// The largest ||W^T W - I||_F accepted for the last CholeskyQR step's input W: then
@@ -53,17 +61,25 @@ inline constexpr double kCertificateOffset = 0.25;
 /// else by TRSM.
 inline constexpr double kGemmCondition = 100.0;
 
+/// CholeskyQR2 runs in single-pass form (see CholeskyQrOutcome::single_pass) when
+/// ||R_1||_F ||R_1^{-1}||_F / sqrt(n) is at most this: then kappa_2(A) <= 50 sqrt(n), and Q =
+/// A R^{-1} by one GEMM errs by O(u kappa(A)), within Householder QR's bound; the skipped
+/// correction of W's rounding is what CholeskyQR2's second step exists for when kappa is large.
+inline constexpr double kSinglePassCondition = 50.0;
+
 /// CholeskyQR2 (shifted = false) or shifted CholeskyQR3 (true) of `a` (m x n, m >= n >= 1).
 /// Enqueues the work, synchronizes once per step to read its Cholesky status, and
 /// only when all steps succeeded and the certificate holds writes Q to `q` (m x n, may be
 /// `a` itself, or a view of buf.w[...] not used by the method: w[0] for CholeskyQR2 with
 /// q != a is fine when buf.w[1] exists) and R to buf.prod. On failure `q` and `a` are
 /// untouched, unless `keep_rejected` (then Q and R are written whatever they are, and
-/// ok = false with the reason). CholeskyQR2 uses buf.w[0]; shifted CholeskyQR3 buf.w[0] and
-/// buf.w[1].
+/// ok = false with the reason). With q empty nothing is written to it: Q = buf.q_left
+/// buf.q_right (views of `a` or buf.w and of the R inverses). CholeskyQR2 uses buf.w[0];
+/// shifted CholeskyQR3 buf.w[0] and buf.w[1]. `single_pass_ok` allows the single-pass form.
 template <class T>
 CholeskyQrOutcome cholesky_qr(const Context& ctx, MatrixView<const T> a, MatrixView<T> q,
-                              bool shifted, bool keep_rejected, TsqrBuffers<T>& buf);
+                              bool shifted, bool keep_rejected, TsqrBuffers<T>& buf,
+                              bool single_pass_ok = true);
 
 /// The shift factor c of shifted CholeskyQR (Fukaya, Kannan, Nakatsukasa, Yamamoto,
 /// Yanagisawa 2020): s = 11 (m n + n (n + 1)) u ||A||_2^2, with ||A||_F^2 = trace(A^T A) in

@@ -37,6 +37,12 @@ enum CholeskyStatus : int {
      runs far below the memory bandwidth on tall-skinny shapes). */                           \
   template <class T>                                                                          \
   void gram(detail::ContextImpl& ctx, MatrixView<const T> a, MatrixView<T> g);                \
+  /* G (n x n) := (A X)^T (A X) for A m x n, X n x n, without storing A X whole: row chunks   \
+     of W = A X pass through a bounded scratch (CUDA: the leaf workspace, a few tens of MiB,  \
+     so the chunk stays in L2) and their Gram matrices are summed. One read of A. */         \
+  template <class T>                                                                          \
+  void gram_of_product(detail::ContextImpl& ctx, MatrixView<const T> a,                       \
+                       MatrixView<const T> x, MatrixView<T> g);                               \
   /* Cholesky of the n x n Gram matrix G + s I, s = shift_factor * trace(G): on exit `g`      \
      holds the upper factor R (zeros below) and `rinv` R^{-1} (zeros below). Breakdown is     \
      reported in `status` (kStatusSize doubles, see detail::CholeskyStatus), never thrown;    \
@@ -48,6 +54,10 @@ enum CholeskyStatus : int {
   template <class T>                                                                          \
   void multiply(detail::ContextImpl& ctx, Op op_a, MatrixView<const T> a,                     \
                 MatrixView<const T> b, MatrixView<T> c);                                       \
+  /* A := A X in place (A m x n, X n x n, not overlapping A), row chunk by row chunk through \
+     a bounded scratch (CUDA: the leaf workspace, small enough to stay in L2). */             \
+  template <class T>                                                                          \
+  void multiply_in_place(detail::ContextImpl& ctx, MatrixView<T> a, MatrixView<const T> x);   \
   /* B := B R^{-1} (TRSM from the right, R n x n upper, B m x n): the row-wise backward       \
      stable way to apply R^{-1} when R is too ill-conditioned for the explicit inverse. */    \
   template <class T>                                                                          \
@@ -63,14 +73,25 @@ enum CholeskyStatus : int {
      lower part of `a` is kept) and tau_i := t(i, i). r, t n x n; a m x n. */                 \
   template <class T>                                                                          \
   void finish_geqrf(detail::ContextImpl& ctx, MatrixView<const T> r, VectorView<const T> d,   \
-                    MatrixView<const T> t, MatrixView<T> a, VectorView<T> tau);
+                    MatrixView<const T> t, MatrixView<T> a, VectorView<T> tau);               \
+  /* orhr_col of Q = W X (W m x n, X n x n) without forming Q: only Q's top n x n block is    \
+     formed; V's tall part is W (X U^{-1}) by one GEMM. Outputs as orhr_col's; `work` is      \
+     n x n scratch. w may be v itself (then V's tall part is formed in place). */                                                  \
+  template <class T>                                                                          \
+  void orhr_col_of_product(detail::ContextImpl& ctx, MatrixView<const T> w,                   \
+                           MatrixView<const T> x, MatrixView<T> v, MatrixView<T> t,           \
+                           VectorView<T> d, MatrixView<T> work);
 
 #define GPUQR_INSTANTIATE_CHOLQR_KERNELS(T)                                                   \
   template void gram<T>(detail::ContextImpl&, MatrixView<const T>, MatrixView<T>);            \
+  template void gram_of_product<T>(detail::ContextImpl&, MatrixView<const T>,                 \
+                                   MatrixView<const T>, MatrixView<T>);                       \
   template void cholesky_inverse<T>(detail::ContextImpl&, MatrixView<T>, MatrixView<T>,       \
                                     double, VectorView<double>);                              \
   template void multiply<T>(detail::ContextImpl&, Op, MatrixView<const T>,                    \
                             MatrixView<const T>, MatrixView<T>);                               \
+  template void multiply_in_place<T>(detail::ContextImpl&, MatrixView<T>,                    \
+                                     MatrixView<const T>);                                    \
   template void trsm_right_upper<T>(detail::ContextImpl&, MatrixView<const T>,               \
                                     MatrixView<T>);                                           \
   template void finish_geqrf<T>(detail::ContextImpl&, MatrixView<const T>,                    \
@@ -80,7 +101,10 @@ enum CholeskyStatus : int {
 // orhr_col apart: the CUDA backend defines it in a file of its own.
 #define GPUQR_INSTANTIATE_ORHR_COL_KERNEL(T)                                                  \
   template void orhr_col<T>(detail::ContextImpl&, MatrixView<const T>, MatrixView<T>,         \
-                            MatrixView<T>, VectorView<T>);
+                            MatrixView<T>, VectorView<T>);                                    \
+  template void orhr_col_of_product<T>(detail::ContextImpl&, MatrixView<const T>,             \
+                                       MatrixView<const T>, MatrixView<T>, MatrixView<T>,     \
+                                       VectorView<T>, MatrixView<T>);
 
 namespace gpuqr::kernels::cpu {
 GPUQR_DECLARE_CHOLQR_KERNELS

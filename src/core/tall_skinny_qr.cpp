@@ -1,7 +1,10 @@
-// TallSkinnyQR<T>: R with Q kept implicitly. For the CholeskyQR methods Q is kept explicitly
-// (m x n: A itself is never modified, Q is written straight into the object's storage by the
-// last GEMM, so no copy of A is made); for Householder QR, geqrf's compact form and tau; for
-// TSQR, the tree (its leaves' reflectors in a copy of A, its levels in the tree object).
+// TallSkinnyQR<T>: R with Q kept implicitly. The object owns one allocation: an m x n matrix
+// (a copy of A) followed by R and R^{-1} (n x n each). CholeskyQR2 in single-pass form keeps
+// Q = A R^{-1} implicit: the copy of A stays A, and Q is applied as A R^{-1} (Q^T C as
+// R^{-T} (A^T C), one triangular solve), so the factorization reads the tall data twice after
+// the copy and writes nothing tall. Other CholeskyQR runs leave the explicit Q in the m x n
+// matrix; Householder QR geqrf's compact form and tau; TSQR the tree (its leaves' reflectors
+// in the copy, its levels in the tree object).
 #include <algorithm>
 #include <limits>
 
@@ -10,6 +13,7 @@
 #include "src/core/dense_kernels.hpp"
 #include "src/core/cholqr_kernels.hpp"
 #include "src/core/dispatch.hpp"
+#include "src/core/qrf_ah.hpp"
 #include "src/core/tsqr_drivers.hpp"
 #include "src/core/tsqr_tree.hpp"
 
@@ -21,9 +25,12 @@ struct TallSkinnyQR<T>::State {
   Context ctx;
   TsqrInfo info;
   std::int64_t m = 0, n = 0;
-  Matrix<T> q;    // the explicit Q, or geqrf's compact form when tau is not empty
-  Matrix<T> tau;  // n x 1 for the Householder form
-  Matrix<T> r;    // n x n
+  Matrix<T> store;  // q, r and rinv below, one allocation
+  MatrixView<T> q;  // m x n: the explicit Q, A (implicit), or geqrf's compact form (tau set)
+  MatrixView<T> r;  // n x n
+  MatrixView<T> rinv;  // n x n: R^{-1} when `implicit`
+  bool implicit = false;
+  Matrix<T> tau;    // n x 1 for the Householder form
   std::unique_ptr<detail::TsqrTree<T>> tree;  // TSQR: the tree over `q` (a copy of A)
   bool compact() const { return !tau.empty(); }
   VectorView<const T> tau_view() const {
@@ -36,31 +43,42 @@ TallSkinnyQR<T>::TallSkinnyQR(Context ctx, MatrixView<const T> a, const TsqrOpti
   detail::check_tall_skinny<T>(ctx, a, options, "TallSkinnyQR");
   auto state = std::make_unique<State>(ctx);
   const MemorySpace space = detail::space_of(ctx);
+  const int dev = ctx.device();
   const std::int64_t m = a.rows(), n = a.cols();
   state->m = m;
   state->n = n;
-  state->q = Matrix<T>(m, n, space, ctx.device());
-  state->r = Matrix<T>(n, n, space, ctx.device());
+  state->store = Matrix<T>(std::max<std::int64_t>(m * n + 2 * n * n, 1), 1, space, dev);
+  T* base = state->store.data();
+  state->q = MatrixView<T>(base, m, n, std::max<std::int64_t>(m, 1), space, dev);
+  state->r = MatrixView<T>(base + m * n, n, n, std::max<std::int64_t>(n, 1), space, dev);
+  state->rinv = MatrixView<T>(base + m * n + n * n, n, n, std::max<std::int64_t>(n, 1), space,
+                              dev);
   const bool householder =
       options.method == TsqrMethod::householder ||
       (options.method == TsqrMethod::automatic && !detail::tall_enough(m, n));
   if (n == 0) {
     state->info.method = TsqrMethod::householder;
   } else if (options.method == TsqrMethod::tsqr) {
-    GPUQR_DISPATCH(ctx, copy, a, state->q.view());
-    state->tree = std::make_unique<detail::TsqrTree<T>>(ctx, state->q.view(), options.block);
-    state->tree->r(state->r.view());
+    GPUQR_DISPATCH(ctx, copy, a, state->q);
+    state->tree = std::make_unique<detail::TsqrTree<T>>(ctx, state->q, options.block);
+    state->tree->r(state->r);
     state->info.method = TsqrMethod::tsqr;
-  } else if (householder) {
-    state->tau = Matrix<T>(n, 1, space, ctx.device());
-    GPUQR_DISPATCH(ctx, copy, a, state->q.view());
-    detail::run_geqrf<T>(ctx, state->q.view(),
-                         VectorView<T>(state->tau.data(), n, space, ctx.device()));
-    GPUQR_DISPATCH(ctx, copy_upper, MatrixView<const T>(state->q.view().block(0, 0, n, n)),
-                   state->r.view());
-    state->info.method = TsqrMethod::householder;
+  } else if (householder || options.method == TsqrMethod::qrf_ah) {
+    state->tau = Matrix<T>(n, 1, space, dev);
+    GPUQR_DISPATCH(ctx, copy, a, state->q);
+    const VectorView<T> tau(state->tau.data(), n, space, dev);
+    if (householder) {
+      detail::run_geqrf<T>(ctx, state->q, tau);
+    } else {
+      state->info.panels_shrunk = detail::run_qrf_ah<T>(ctx, state->q, tau, options.block);
+    }
+    GPUQR_DISPATCH(ctx, copy_upper, MatrixView<const T>(state->q.block(0, 0, n, n)),
+                   state->r);
+    state->info.method = householder ? TsqrMethod::householder : TsqrMethod::qrf_ah;
   } else {
-    state->info = detail::run_explicit<T>(ctx, a, state->q.view(), state->r.view(), options);
+    GPUQR_DISPATCH(ctx, copy, a, state->q);
+    state->info = detail::run_implicit<T>(ctx, state->q, state->r, state->rinv, options,
+                                          state->implicit);
   }
   state_ = std::move(state);
 }
@@ -93,7 +111,7 @@ template <class T>
 Matrix<T> TallSkinnyQR<T>::matrix_r() const {
   const State& s = *state_;
   Matrix<T> r(s.n, s.n, s.r.space(), s.r.device());
-  GPUQR_DISPATCH(s.ctx, copy, s.r.view(), r.view());
+  GPUQR_DISPATCH(s.ctx, copy, MatrixView<const T>(s.r), r.view());
   return r;
 }
 
@@ -105,7 +123,12 @@ Matrix<T> TallSkinnyQR<T>::matrix_q() const {
     s.tree->form_q(q.view());
     return q;
   }
-  GPUQR_DISPATCH(s.ctx, copy, s.q.view(), q.view());
+  if (s.implicit) {
+    GPUQR_DISPATCH(s.ctx, multiply, Op::no_trans, MatrixView<const T>(s.q),
+                   MatrixView<const T>(s.rinv), q.view());
+    return q;
+  }
+  GPUQR_DISPATCH(s.ctx, copy, MatrixView<const T>(s.q), q.view());
   if (s.compact()) detail::run_orgqr<T>(s.ctx, s.n, q.view(), s.tau_view());
   return q;
 }
@@ -128,12 +151,17 @@ Matrix<T> TallSkinnyQR<T>::apply_qt(MatrixView<const T> c) const {
     return out;
   }
   if (!s.compact()) {
-    GPUQR_DISPATCH(s.ctx, multiply, Op::trans, s.q.view(), c, out.view());
+    GPUQR_DISPATCH(s.ctx, multiply, Op::trans, MatrixView<const T>(s.q), c, out.view());
+    // Implicit Q = A R^{-1}: Q^T C = R^{-T} (A^T C), one n x k triangular solve.
+    if (s.implicit)
+      GPUQR_DISPATCH(s.ctx, trsm, Uplo::upper, Op::trans, Diag::non_unit,
+                     MatrixView<const T>(s.r), out.view());
     return out;
   }
   Matrix<T> work(s.m, c.cols(), s.q.space(), s.q.device());
   GPUQR_DISPATCH(s.ctx, copy, c, work.view());
-  detail::run_ormqr<T>(s.ctx, Side::left, Op::trans, s.q.view(), s.tau_view(), work.view());
+  detail::run_ormqr<T>(s.ctx, Side::left, Op::trans, MatrixView<const T>(s.q), s.tau_view(),
+                       work.view());
   GPUQR_DISPATCH(s.ctx, copy, MatrixView<const T>(work.view().block(0, 0, s.n, c.cols())),
                  out.view());
   s.ctx.synchronize();  // `work` is freed on return while the copy may still read it
@@ -148,8 +176,16 @@ Matrix<T> TallSkinnyQR<T>::apply_q(MatrixView<const T> y) const {
                                        " rows, R is " + detail::shape(s.n, s.n));
   Matrix<T> out(s.m, y.cols(), s.q.space(), s.q.device());
   if (out.empty()) return out;
+  if (s.implicit) {  // Q Y = A (R^{-1} Y)
+    Matrix<T> z(s.n, y.cols(), s.q.space(), s.q.device());
+    GPUQR_DISPATCH(s.ctx, multiply, Op::no_trans, MatrixView<const T>(s.rinv), y, z.view());
+    GPUQR_DISPATCH(s.ctx, multiply, Op::no_trans, MatrixView<const T>(s.q),
+                   MatrixView<const T>(z.view()), out.view());
+    s.ctx.synchronize();  // `z` is freed on return while the GEMM may still read it
+    return out;
+  }
   if (!s.compact() && !s.tree) {
-    GPUQR_DISPATCH(s.ctx, multiply, Op::no_trans, s.q.view(), y, out.view());
+    GPUQR_DISPATCH(s.ctx, multiply, Op::no_trans, MatrixView<const T>(s.q), y, out.view());
     return out;
   }
   GPUQR_DISPATCH(s.ctx, fill, out.view(), T(0));
@@ -158,7 +194,8 @@ Matrix<T> TallSkinnyQR<T>::apply_q(MatrixView<const T> y) const {
     s.tree->apply_q(out.view());
     return out;
   }
-  detail::run_ormqr<T>(s.ctx, Side::left, Op::no_trans, s.q.view(), s.tau_view(), out.view());
+  detail::run_ormqr<T>(s.ctx, Side::left, Op::no_trans, MatrixView<const T>(s.q), s.tau_view(),
+                       out.view());
   return out;
 }
 
@@ -172,7 +209,8 @@ Matrix<T> TallSkinnyQR<T>::solve(MatrixView<const T> b) const {
   Matrix<T> x = apply_qt(b);
   if (x.empty()) return x;
   const TriangularInfo tri =
-      trtrs<T>(s.ctx, Uplo::upper, Op::no_trans, Diag::non_unit, s.r.view(), x.view());
+      trtrs<T>(s.ctx, Uplo::upper, Op::no_trans, Diag::non_unit, MatrixView<const T>(s.r),
+               x.view());
   if (tri.singular()) {
     GPUQR_THROW(InvalidArgument, "TallSkinnyQR::solve: R(" + std::to_string(tri.singular_at) +
                                      ", " + std::to_string(tri.singular_at) +

@@ -13,6 +13,7 @@
 #include "src/core/dense_drivers.hpp"
 #include "src/core/dense_kernels.hpp"
 #include "src/core/dispatch.hpp"
+#include "src/core/qrf_ah.hpp"
 #include "src/core/tsqr_drivers.hpp"
 #include "src/core/tsqr_tree.hpp"
 
@@ -74,10 +75,6 @@ void check_tall_skinny(const Context& ctx, MatrixView<const T> a, const TsqrOpti
                                             "; tall-skinny QR needs m >= n");
   GPUQR_CHECK_ARG(options.block >= 0, std::string(routine) + ": options.block = " +
                                           std::to_string(options.block) + " is negative");
-  if (options.method == TsqrMethod::qrf_ah) {
-    GPUQR_THROW(NotCompiled, std::string(routine) + ": " + to_string(options.method) +
-                                 ": not available in this build yet");
-  }
   check_finite<T>(ctx, a, "A", routine);
 }
 
@@ -97,32 +94,35 @@ std::vector<TsqrMethod> cholesky_attempts(const TsqrOptions& options, std::int64
   return {};
 }
 
-/// Where a CholeskyQR method leaves Q when the caller wants it in a work matrix: one the
-/// method does not read in its last step.
-template <class T>
-MatrixView<T> scratch_q(const TsqrBuffers<T>& buf, TsqrMethod method) {
-  return method == TsqrMethod::shifted_cholesky_qr3 ? buf.w[0] : buf.w[1];
-}
-
-/// Tries the CholeskyQR methods for `options`; on success (or a kept rejected result) Q is in
-/// `q` (or, with q empty, in scratch_q(buf, method)) and R in buf.prod, and info says which.
-/// Returns false when none was accepted: then nothing was written, and info.fallback_reason
-/// says why.
+/// Tries the CholeskyQR methods for `options`; on success (or a kept rejected result) R is in
+/// buf.prod, Q = buf.q_left buf.q_right, also written to `q` unless q is empty, and info
+/// says which. With `implicit` set, a single-pass CholeskyQR2 leaves Q unwritten and sets
+/// *implicit (Q = q_left q_right with q_left the input). Returns false when none was accepted:
+/// then nothing was written, and info.fallback_reason says why.
 template <class T>
 bool try_cholesky(const Context& ctx, MatrixView<const T> a, MatrixView<T> q,
-                  const TsqrOptions& options, TsqrBuffers<T>& buf, TsqrInfo& info) {
+                  const TsqrOptions& options, TsqrBuffers<T>& buf, TsqrInfo& info,
+                  bool* implicit = nullptr) {
   const bool keep = is_cholesky(options.method) && !options.fallback;
   for (TsqrMethod method : cholesky_attempts(options, a.rows(), a.cols())) {
     const bool shifted = method == TsqrMethod::shifted_cholesky_qr3;
-    const bool scratch = q.data() == nullptr;
-    buf = carve_tsqr_buffers<T>(ctx, a.rows(), a.cols(), (shifted || scratch) ? 2 : 1);
-    const CholeskyQrOutcome out =
-        cholesky_qr<T>(ctx, a, scratch ? scratch_q(buf, method) : q, shifted, keep, buf);
+    buf = carve_tsqr_buffers<T>(ctx, a.rows(), a.cols(), shifted ? 2 : 1);
+    const CholeskyQrOutcome out = cholesky_qr<T>(
+        ctx, a, implicit != nullptr ? MatrixView<T>() : q, shifted, keep, buf);
     if (out.condition_estimate > 0) info.condition_estimate = out.condition_estimate;
     if (out.ok || keep) {
       info.method = method;
       info.orthogonality_certificate = out.last_offset;
       if (!out.ok) info.fallback_reason = out.reason + " (returned anyway: fallback off)";
+      if (implicit != nullptr && out.single_pass) {
+        *implicit = true;
+      } else if (implicit != nullptr && q.data() != nullptr) {
+        if (q.data() == buf.q_left.data()) {
+          GPUQR_DISPATCH(ctx, multiply_in_place, q, buf.q_right);
+        } else {
+          GPUQR_DISPATCH(ctx, multiply, Op::no_trans, buf.q_left, buf.q_right, q);
+        }
+      }
       return true;
     }
     if (!info.fallback_reason.empty()) info.fallback_reason += "; ";
@@ -155,14 +155,35 @@ TsqrInfo run_explicit(const Context& ctx, MatrixView<const T> a, MatrixView<T> q
     tsqr_tree_explicit<T>(ctx, a, q, r, options.block);
     return info;
   }
-  // Householder QR: geqrf in q, R out, then Q formed in place by orgqr.
-  info.method = TsqrMethod::householder;
+  // Householder QR (or QRF-AH): geqrf's form in q, R out, then Q formed in place by orgqr.
+  info.method = options.method == TsqrMethod::qrf_ah ? TsqrMethod::qrf_ah
+                                                     : TsqrMethod::householder;
   if (q.data() != a.data()) GPUQR_DISPATCH(ctx, copy, a, q);
   buf = carve_tsqr_buffers<T>(ctx, m, n, 0);
-  run_geqrf<T>(ctx, q, buf.tau);
+  if (info.method == TsqrMethod::qrf_ah) {
+    info.panels_shrunk = run_qrf_ah<T>(ctx, q, buf.tau, options.block);
+  } else {
+    run_geqrf<T>(ctx, q, buf.tau);
+  }
   GPUQR_DISPATCH(ctx, copy_upper, MatrixView<const T>(q.block(0, 0, n, n)), r);
   run_orgqr<T>(ctx, n, q, VectorView<const T>(buf.tau));
   return info;
+}
+
+template <class T>
+TsqrInfo run_implicit(const Context& ctx, MatrixView<T> a, MatrixView<T> r, MatrixView<T> rinv,
+                      const TsqrOptions& options, bool& q_implicit) {
+  q_implicit = false;
+  TsqrInfo info;
+  if (a.cols() == 0) return info;
+  TsqrBuffers<T> buf;
+  if (try_cholesky<T>(ctx, MatrixView<const T>(a), a, options, buf, info, &q_implicit)) {
+    GPUQR_DISPATCH(ctx, copy, MatrixView<const T>(buf.prod), r);
+    if (q_implicit) GPUQR_DISPATCH(ctx, copy, MatrixView<const T>(buf.rinv_all), rinv);
+    return info;
+  }
+  // Nothing was written: the other methods, in place.
+  return run_explicit<T>(ctx, MatrixView<const T>(a), a, r, options);
 }
 
 }  // namespace detail
@@ -193,8 +214,10 @@ TsqrInfo tsqr_geqrf(const Context& ctx, MatrixView<T> a, VectorView<T> tau,
   detail::TsqrBuffers<T> buf;
   if (detail::try_cholesky<T>(ctx, a, MatrixView<T>(), options, buf, info)) {
     // Q D = the first n columns of I - V T V^T, so A = Q R = (Q D)(D R): R_geqrf = D R.
-    const MatrixView<T> q = detail::scratch_q(buf, info.method);
-    GPUQR_DISPATCH(ctx, orhr_col, MatrixView<const T>(q), a, buf.t, buf.d);
+    // Q = q_left q_right is never formed: orhr_col works from the two factors (q_left may be
+    // `a` itself, single-pass CholeskyQR2: then V is formed in place).
+    GPUQR_DISPATCH(ctx, orhr_col_of_product, buf.q_left, buf.q_right, a, buf.t, buf.d,
+                   buf.work);
     GPUQR_DISPATCH(ctx, finish_geqrf, MatrixView<const T>(buf.prod), VectorView<const T>(buf.d),
                    MatrixView<const T>(buf.t), a, tau);
     return info;
@@ -214,6 +237,11 @@ TsqrInfo tsqr_geqrf(const Context& ctx, MatrixView<T> a, VectorView<T> tau,
     ctx.synchronize();  // q and r are freed on return
     return info;
   }
+  if (options.method == TsqrMethod::qrf_ah) {
+    info.method = TsqrMethod::qrf_ah;
+    info.panels_shrunk = detail::run_qrf_ah<T>(ctx, a, tau, options.block);
+    return info;
+  }
   info.method = TsqrMethod::householder;
   detail::run_geqrf<T>(ctx, a, tau);
   return info;
@@ -228,6 +256,8 @@ TsqrInfo tsqr_geqrf(const Context& ctx, MatrixView<T> a, VectorView<T> tau,
                                              const TsqrOptions&, const char*);               \
   template TsqrInfo detail::run_explicit<T>(const Context&, MatrixView<const T>,             \
                                             MatrixView<T>, MatrixView<T>, const TsqrOptions&); \
+  template TsqrInfo detail::run_implicit<T>(const Context&, MatrixView<T>, MatrixView<T>,      \
+                                            MatrixView<T>, const TsqrOptions&, bool&);       \
   template void detail::tsqr_tree_explicit<T>(const Context&, MatrixView<const T>,           \
                                               MatrixView<T>, MatrixView<T>, std::int64_t);
 

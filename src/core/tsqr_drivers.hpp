@@ -34,4 +34,11 @@ template <class T>
 TsqrInfo run_explicit(const Context& ctx, MatrixView<const T> a, MatrixView<T> q,
                       MatrixView<T> r, const TsqrOptions& options);
 
+/// As run_explicit in place (q = a, the caller's own copy of A), except that when
+/// CholeskyQR2 runs in single-pass form Q is not formed: then q_implicit is set, `a` is left
+/// as A, and `rinv` (n x n) holds R^{-1}, so that Q = A R^{-1}. Otherwise `a` holds Q.
+template <class T>
+TsqrInfo run_implicit(const Context& ctx, MatrixView<T> a, MatrixView<T> r, MatrixView<T> rinv,
+                      const TsqrOptions& options, bool& q_implicit);
+
 }  // namespace gpuqr::detail

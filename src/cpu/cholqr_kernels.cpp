@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <vector>
 
 #include "src/cpu/lapack_wrappers.hpp"
 
@@ -29,14 +30,17 @@ namespace {
 
 void gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, lapack_int m, lapack_int n, lapack_int k,
           const float* a, lapack_int lda, const float* b, lapack_int ldb, float* c,
-          lapack_int ldc) {
-  cblas_sgemm(CblasColMajor, ta, tb, m, n, k, 1.0f, a, lda, b, ldb, 0.0f, c, ldc);
+          lapack_int ldc, float beta = 0.0f) {
+  cblas_sgemm(CblasColMajor, ta, tb, m, n, k, 1.0f, a, lda, b, ldb, beta, c, ldc);
 }
 void gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, lapack_int m, lapack_int n, lapack_int k,
           const double* a, lapack_int lda, const double* b, lapack_int ldb, double* c,
-          lapack_int ldc) {
-  cblas_dgemm(CblasColMajor, ta, tb, m, n, k, 1.0, a, lda, b, ldb, 0.0, c, ldc);
+          lapack_int ldc, double beta = 0.0) {
+  cblas_dgemm(CblasColMajor, ta, tb, m, n, k, 1.0, a, lda, b, ldb, beta, c, ldc);
 }
+
+/// Rows per chunk of W = A X in gram_of_product (a few hundred KiB: cache-resident).
+constexpr std::int64_t kChunkRows = 1024;
 void trsm_right(lapack_int m, lapack_int n, const float* r, lapack_int ldr, float* b,
                 lapack_int ldb) {
   cblas_strsm(CblasColMajor, CblasRight, CblasUpper, CblasNoTrans, CblasNonUnit, m, n, 1.0f, r,
@@ -76,6 +80,28 @@ void gram(detail::ContextImpl&, MatrixView<const T> a, MatrixView<T> g) {
   if (n == 0) return;
   gemm(CblasTrans, CblasNoTrans, n, n, m, a.data(), to_int(a.ld(), "lda"), a.data(),
        to_int(a.ld(), "lda"), g.data(), to_int(g.ld(), "ldg"));
+}
+
+template <class T>
+void gram_of_product(detail::ContextImpl&, MatrixView<const T> a, MatrixView<const T> x,
+                     MatrixView<T> g) {
+  const std::int64_t m = a.rows(), n = a.cols();
+  if (n == 0) return;
+  const lapack_int ni = to_int(n, "n"), ldg = to_int(g.ld(), "ldg");
+  if (m == 0) {
+    for (std::int64_t j = 0; j < n; ++j)
+      for (std::int64_t i = 0; i < n; ++i) g(i, j) = T(0);
+    return;
+  }
+  const std::int64_t rows = std::min(m, kChunkRows);
+  std::vector<T> w(static_cast<std::size_t>(rows * n));
+  for (std::int64_t s = 0; s < m; s += rows) {
+    const lapack_int h = to_int(std::min(rows, m - s), "chunk");
+    gemm(CblasNoTrans, CblasNoTrans, h, ni, ni, a.data() + s, to_int(a.ld(), "lda"), x.data(),
+         to_int(x.ld(), "ldx"), w.data(), h);
+    gemm(CblasTrans, CblasNoTrans, ni, ni, h, w.data(), h, w.data(), h, g.data(), ldg,
+         s == 0 ? T(0) : T(1));
+  }
 }
 
 template <class T>
@@ -143,6 +169,22 @@ void multiply(detail::ContextImpl&, Op op_a, MatrixView<const T> a, MatrixView<c
 }
 
 template <class T>
+void multiply_in_place(detail::ContextImpl&, MatrixView<T> a, MatrixView<const T> x) {
+  const std::int64_t m = a.rows(), n = a.cols();
+  if (m == 0 || n == 0) return;
+  const std::int64_t rows = std::min(m, kChunkRows);
+  std::vector<T> w(static_cast<std::size_t>(rows * n));
+  const lapack_int ni = to_int(n, "n"), lda = to_int(a.ld(), "lda");
+  for (std::int64_t s = 0; s < m; s += rows) {
+    const lapack_int h = to_int(std::min(rows, m - s), "chunk");
+    gemm(CblasNoTrans, CblasNoTrans, h, ni, ni, a.data() + s, lda, x.data(),
+         to_int(x.ld(), "ldx"), w.data(), h);
+    for (std::int64_t j = 0; j < n; ++j)
+      std::copy(w.data() + j * h, w.data() + (j + 1) * h, a.data() + s + j * a.ld());
+  }
+}
+
+template <class T>
 void trsm_right_upper(detail::ContextImpl&, MatrixView<const T> r, MatrixView<T> b) {
   if (b.empty()) return;
   trsm_right(to_int(b.rows(), "m"), to_int(b.cols(), "n"), r.data(), to_int(r.ld(), "ldr"),
@@ -159,6 +201,25 @@ void orhr_col(detail::ContextImpl&, MatrixView<const T> q, MatrixView<T> v, Matr
              "lacpy");
   lapack_int info = 0;
   // One block of width n: T is the n x n upper triangular factor of the whole product.
+  orhr_col_call(to_int(m, "m"), to_int(n, "n"), v.data(), to_int(v.ld(), "ldv"), t.data(),
+                to_int(t.ld(), "ldt"), d.data(), &info);
+  check_info(info, "orhr_col");
+  for (std::int64_t j = 0; j < n; ++j)
+    for (std::int64_t i = j + 1; i < n; ++i) t(i, j) = T(0);
+}
+
+template <class T>
+void orhr_col_of_product(detail::ContextImpl& ctx, MatrixView<const T> w, MatrixView<const T> x,
+                         MatrixView<T> v, MatrixView<T> t, VectorView<T> d, MatrixView<T>) {
+  // The reference: Q = W X formed whole in v, then orhr_col in place.
+  if (w.data() == v.data()) {
+    multiply_in_place<T>(ctx, v, x);
+  } else {
+    multiply<T>(ctx, Op::no_trans, w, x, v);
+  }
+  const std::int64_t m = w.rows(), n = w.cols();
+  if (n == 0) return;
+  lapack_int info = 0;
   orhr_col_call(to_int(m, "m"), to_int(n, "n"), v.data(), to_int(v.ld(), "ldv"), t.data(),
                 to_int(t.ld(), "ldt"), d.data(), &info);
   check_info(info, "orhr_col");

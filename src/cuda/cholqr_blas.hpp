@@ -28,6 +28,28 @@ inline void gemm(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, s
                  std::int64_t ldc) {
   GPUQR_CUBLAS_CHECK(cublasDgemm_64(h, ta, tb, m, n, k, &alpha, a, lda, b, ldb, &beta, c, ldc));
 }
+/// C_i := alpha op(A_i) op(B_i) + beta C_i for i < batch, A_i = a + i stride_a (elements),
+/// likewise B_i and C_i (the split-K partial Gram matrices over row blocks).
+inline void gemm_strided(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb,
+                         std::int64_t m, std::int64_t n, std::int64_t k, float alpha,
+                         const float* a, std::int64_t lda, std::int64_t stride_a, const float* b,
+                         std::int64_t ldb, std::int64_t stride_b, float beta, float* c,
+                         std::int64_t ldc, std::int64_t stride_c, std::int64_t batch) {
+  GPUQR_CUBLAS_CHECK(cublasSgemmStridedBatched_64(h, ta, tb, m, n, k, &alpha, a, lda, stride_a,
+                                                  b, ldb, stride_b, &beta, c, ldc, stride_c,
+                                                  batch));
+}
+inline void gemm_strided(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb,
+                         std::int64_t m, std::int64_t n, std::int64_t k, double alpha,
+                         const double* a, std::int64_t lda, std::int64_t stride_a,
+                         const double* b, std::int64_t ldb, std::int64_t stride_b, double beta,
+                         double* c, std::int64_t ldc, std::int64_t stride_c,
+                         std::int64_t batch) {
+  GPUQR_CUBLAS_CHECK(cublasDgemmStridedBatched_64(h, ta, tb, m, n, k, &alpha, a, lda, stride_a,
+                                                  b, ldb, stride_b, &beta, c, ldc, stride_c,
+                                                  batch));
+}
+
 /// B := alpha op(A)^{-1} B (side left) or alpha B op(A)^{-1} (side right), A triangular.
 /// Only on n x n blocks here (never on the tall matrices, where TRSM is slow).
 inline void trsm(cublasHandle_t h, cublasSideMode_t side, cublasFillMode_t uplo,

@@ -8,6 +8,7 @@
 #include <cuda_runtime.h>
 #include <cusolverDn.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "src/core/blocked_kernels.hpp"
@@ -20,6 +21,7 @@ namespace {
 
 using cholqr_detail::blas;
 using cholqr_detail::gemm;
+using cholqr_detail::gemm_strided;
 using cholqr_detail::grid_2d;
 using cholqr_detail::trsm;
 using cuda_detail::DeviceGuard;
@@ -159,7 +161,69 @@ __global__ void finish_geqrf_kernel(const T* r, std::int64_t ldr, const T* d, co
     }
 }
 
+/// g(i, j) := sum over p < count of parts[p n^2 + i + j n] (the split-K reduction).
+template <class T>
+__global__ void sum_partials_kernel(const T* parts, std::int64_t count, std::int64_t n, T* g,
+                                    std::int64_t ldg) {
+  const std::int64_t nn = n * n;
+  for (std::int64_t idx = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; idx < nn;
+       idx += std::int64_t(gridDim.x) * blockDim.x) {
+    T sum = T(0);
+    for (std::int64_t p = 0; p < count; ++p) sum += parts[p * nn + idx];
+    g[idx % n + (idx / n) * ldg] = sum;
+  }
+}
+
 cublasOperation_t to_cublas(Op op) { return op == Op::trans ? CUBLAS_OP_T : CUBLAS_OP_N; }
+
+std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
+
+// The Gram matrix of m x n (m huge, n small) by hand-made split-K: cuBLAS's single GEMM of
+// shape n x n x m has only (n / tile)^2 output tiles to spread over the GPU. The rows are cut
+// into blocks, one strided-batched GEMM computes every block's n x n Gram matrix, and a
+// small kernel sums them.
+constexpr std::int64_t kMinBlockRows = 4096;
+constexpr std::int64_t kMaxBlocks = 128;
+constexpr std::size_t kPartialBytes = std::size_t(64) << 20;
+// The W = A X chunk of gram_of_product: small enough to stay in L2 between the GEMM that
+// writes it and the one that reads it.
+constexpr std::size_t kChunkBytes = std::size_t(24) << 20;
+
+struct GramSplit {
+  std::int64_t rows = 0;    // rows per block, a multiple of 256
+  std::int64_t blocks = 0;  // ceil(m / rows); 1 means one plain GEMM
+};
+
+GramSplit gram_split(std::int64_t m, std::int64_t n, std::size_t elem) {
+  const std::size_t one = std::size_t(n) * std::size_t(n) * elem;
+  const std::int64_t max_blocks = std::max<std::int64_t>(
+      1, std::min<std::int64_t>(kMaxBlocks, static_cast<std::int64_t>(kPartialBytes / one)));
+  const std::int64_t rows = ceil_div(std::max(kMinBlockRows, ceil_div(m, max_blocks)), 256) * 256;
+  return {rows, ceil_div(m, rows)};
+}
+
+/// The partial Gram matrices of rows [0, h) of `w` (ld ldw) into parts + first n^2, ...:
+/// full blocks of split.rows rows by one strided-batched GEMM, the short last one alone.
+template <class T>
+void partial_grams(detail::ContextImpl& ctx, const T* w, std::int64_t ldw, std::int64_t h,
+                   std::int64_t n, std::int64_t rows, T* parts, std::int64_t first) {
+  const std::int64_t nn = n * n, full = h / rows, tail = h - full * rows;
+  if (full > 0)
+    gemm_strided(blas(ctx), CUBLAS_OP_T, CUBLAS_OP_N, n, n, rows, T(1), w, ldw, rows, w, ldw,
+                 rows, T(0), parts + first * nn, n, nn, full);
+  if (tail > 0)
+    gemm(blas(ctx), CUBLAS_OP_T, CUBLAS_OP_N, n, n, tail, T(1), w + full * rows, ldw,
+         w + full * rows, ldw, T(0), parts + (first + full) * nn, n);
+}
+
+template <class T>
+void sum_partials(detail::ContextImpl& ctx, const T* parts, std::int64_t count, std::int64_t n,
+                  T* g, std::int64_t ldg) {
+  const std::int64_t blocks = std::min<std::int64_t>(ceil_div(n * n, kThreads), 4096);
+  sum_partials_kernel<T><<<static_cast<unsigned>(blocks), kThreads, 0, ctx.stream>>>(
+      parts, count, n, g, ldg);
+  GPUQR_CUDA_CHECK_LAUNCH(ctx.stream);
+}
 
 }  // namespace
 
@@ -168,8 +232,51 @@ void gram(detail::ContextImpl& ctx, MatrixView<const T> a, MatrixView<T> g) {
   const std::int64_t n = a.cols();
   if (n == 0) return;
   DeviceGuard guard(ctx.device);
-  gemm(blas(ctx), CUBLAS_OP_T, CUBLAS_OP_N, n, n, a.rows(), T(1), a.data(), a.ld(), a.data(),
-       a.ld(), T(0), g.data(), g.ld());
+  const std::int64_t m = a.rows();
+  const GramSplit split = gram_split(m, n, sizeof(T));
+  if (split.blocks <= 1) {  // k = m = 0 included: beta = 0 writes G = 0
+    gemm(blas(ctx), CUBLAS_OP_T, CUBLAS_OP_N, n, n, m, T(1), a.data(), a.ld(), a.data(), a.ld(),
+         T(0), g.data(), g.ld());
+    return;
+  }
+  T* parts = static_cast<T*>(
+      detail::cuda_workspace(ctx, std::size_t(split.blocks) * n * n * sizeof(T)));
+  partial_grams<T>(ctx, a.data(), a.ld(), m, n, split.rows, parts, 0);
+  sum_partials<T>(ctx, parts, split.blocks, n, g.data(), g.ld());
+}
+
+template <class T>
+void gram_of_product(detail::ContextImpl& ctx, MatrixView<const T> a, MatrixView<const T> x,
+                     MatrixView<T> g) {
+  const std::int64_t m = a.rows(), n = a.cols();
+  if (n == 0) return;
+  DeviceGuard guard(ctx.device);
+  if (m == 0) {
+    laset<T>(ctx, T(0), T(0), g);
+    return;
+  }
+  const GramSplit split = gram_split(m, n, sizeof(T));
+  const std::int64_t per_chunk = std::max<std::int64_t>(
+      1, static_cast<std::int64_t>(kChunkBytes / (std::size_t(split.rows) * n * sizeof(T))));
+  const std::int64_t chunk = std::min(split.rows * per_chunk, split.rows * split.blocks);
+  const std::size_t chunk_elems = std::size_t(chunk) * std::size_t(n);
+  const std::size_t part_elems = split.blocks > 1 ? std::size_t(split.blocks) * n * n : 0;
+  // One leaf-workspace request for both (the chunk's size is a multiple of 256 elements, so
+  // the partials after it stay aligned).
+  T* w = static_cast<T*>(detail::cuda_workspace(ctx, (chunk_elems + part_elems) * sizeof(T)));
+  T* parts = w + chunk_elems;
+  for (std::int64_t s = 0; s < m; s += chunk) {
+    const std::int64_t h = std::min(chunk, m - s);
+    gemm(blas(ctx), CUBLAS_OP_N, CUBLAS_OP_N, h, n, n, T(1), a.data() + s, a.ld(), x.data(),
+         x.ld(), T(0), w, chunk);
+    if (split.blocks <= 1) {  // then chunk >= m: this is the only chunk
+      gemm(blas(ctx), CUBLAS_OP_T, CUBLAS_OP_N, n, n, h, T(1), w, chunk, w, chunk, T(0),
+           g.data(), g.ld());
+    } else {
+      partial_grams<T>(ctx, w, chunk, h, n, split.rows, parts, s / split.rows);
+    }
+  }
+  if (split.blocks > 1) sum_partials<T>(ctx, parts, split.blocks, n, g.data(), g.ld());
 }
 
 template <class T>
@@ -210,6 +317,24 @@ void multiply(detail::ContextImpl& ctx, Op op_a, MatrixView<const T> a, MatrixVi
   // k = 0 still runs: GEMM with beta = 0 writes C = 0.
   gemm(blas(ctx), to_cublas(op_a), CUBLAS_OP_N, c.rows(), c.cols(), k, T(1), a.data(), a.ld(),
        b.data(), std::max<std::int64_t>(b.ld(), 1), T(0), c.data(), c.ld());
+}
+
+template <class T>
+void multiply_in_place(detail::ContextImpl& ctx, MatrixView<T> a, MatrixView<const T> x) {
+  const std::int64_t m = a.rows(), n = a.cols();
+  if (m == 0 || n == 0) return;
+  DeviceGuard guard(ctx.device);
+  const std::int64_t chunk = std::min<std::int64_t>(
+      m, std::max<std::int64_t>(256, static_cast<std::int64_t>(kChunkBytes / (n * sizeof(T)))));
+  T* w = static_cast<T*>(detail::cuda_workspace(ctx, std::size_t(chunk) * n * sizeof(T)));
+  for (std::int64_t s = 0; s < m; s += chunk) {
+    const std::int64_t h = std::min(chunk, m - s);
+    gemm(blas(ctx), CUBLAS_OP_N, CUBLAS_OP_N, h, n, n, T(1), a.data() + s, a.ld(), x.data(),
+         x.ld(), T(0), w, chunk);
+    // The chunk was just written, so it is read back from L2.
+    GPUQR_CUDA_CHECK(cudaMemcpy2DAsync(a.data() + s, a.ld() * sizeof(T), w, chunk * sizeof(T),
+                                       h * sizeof(T), n, cudaMemcpyDeviceToDevice, ctx.stream));
+  }
 }
 
 template <class T>

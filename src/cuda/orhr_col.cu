@@ -7,7 +7,8 @@
 //   V = [L; Q2 U^{-1}]   V2 by one GEMM with U's explicit inverse (TRSM on the identity, n x n)
 //   T = -U S L^{-T}      the n x n factor of I - V T V^T (one n x n TRSM)
 // Everything is enqueued on the context's stream; the tall part (Q2) is read once and V2
-// written once.
+// written once. orhr_col_of_product takes Q = W X as W and X and never forms Q's tall part:
+// V2 = W2 (X U^{-1}), so CholeskyQR's last GEMM and orhr_col's are one.
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
@@ -67,18 +68,17 @@ __global__ void minus_u_s_kernel(const T* u, std::int64_t ldu, const T* d, T* t,
 
 }  // namespace
 
+namespace {
+
+/// The reconstruction of Q = W X (x empty: Q = W) once Q's top n x n block is in v's top
+/// block: the signed LU there, V's tall part W (X U^{-1}) (`work` n x n holds X U^{-1}), T.
 template <class T>
-void orhr_col(detail::ContextImpl& ctx, MatrixView<const T> q, MatrixView<T> v,
-              MatrixView<T> t, VectorView<T> d) {
-  const std::int64_t m = q.rows(), n = q.cols();
-  if (n == 0) return;
-  DeviceGuard guard(ctx.device);
+void reconstruct(detail::ContextImpl& ctx, MatrixView<const T> w, MatrixView<const T> x,
+                 MatrixView<T> v, MatrixView<T> t, VectorView<T> d, MatrixView<T> work) {
+  const std::int64_t m = w.rows(), n = w.cols();
   cublasHandle_t h = blas(ctx);
-  // The LU works in place on V's top block (its strictly lower part is V1's).
-  MatrixView<T> top = v.block(0, 0, n, n);
-  copy<T>(ctx, q.block(0, 0, n, n), top);
-  T* a = top.data();
-  const std::int64_t lda = top.ld();
+  T* a = v.data();
+  const std::int64_t lda = v.ld();
   for (std::int64_t j = 0; j < n; j += kPanel) {
     const std::int64_t jb = std::min(kPanel, n - j);
     lu_panel_signs_kernel<T><<<1, kThreads, 0, ctx.stream>>>(a + j + j * lda, lda, n - j,
@@ -92,13 +92,26 @@ void orhr_col(detail::ContextImpl& ctx, MatrixView<const T> q, MatrixView<T> v,
     gemm(h, CUBLAS_OP_N, CUBLAS_OP_N, rest, rest, jb, T(-1), a + (j + jb) + j * lda, lda,
          a + j + (j + jb) * lda, lda, T(1), a + (j + jb) + (j + jb) * lda, lda);
   }
-  // V2 = Q2 U^{-1}, with U^{-1} formed in t's storage first (t is written after).
+  // V2 = W2 (X U^{-1}), with U^{-1} formed in t's storage first (t is written after).
   if (m > n) {
     laset<T>(ctx, T(0), T(1), t);
     trsm(h, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_UPPER, CUBLAS_OP_N, CUBLAS_DIAG_NON_UNIT, n, n,
          T(1), a, lda, t.data(), t.ld());
-    gemm(h, CUBLAS_OP_N, CUBLAS_OP_N, m - n, n, n, T(1), q.data() + n, q.ld(), t.data(), t.ld(),
-         T(0), v.data() + n, v.ld());
+    const T* y = t.data();
+    std::int64_t ldy = t.ld();
+    if (x.data() != nullptr) {
+      gemm(h, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, T(1), x.data(), x.ld(), t.data(), t.ld(), T(0),
+           work.data(), work.ld());
+      y = work.data();
+      ldy = work.ld();
+    }
+    if (w.data() == v.data()) {  // in place: V2 = W2 Y row chunk by row chunk
+      multiply_in_place<T>(ctx, v.block(n, 0, m - n, n), MatrixView<const T>(
+                                    const_cast<T*>(y), n, n, ldy, v.space(), v.device()));
+    } else {
+      gemm(h, CUBLAS_OP_N, CUBLAS_OP_N, m - n, n, n, T(1), w.data() + n, w.ld(), y, ldy, T(0),
+           v.data() + n, v.ld());
+    }
   }
   // T = -U S L^{-T}: the right-hand side, then one TRSM from the right with L^T (unit upper).
   minus_u_s_kernel<T><<<grid_2d(n, n, kThreads), kThreads, 0, ctx.stream>>>(
@@ -106,6 +119,32 @@ void orhr_col(detail::ContextImpl& ctx, MatrixView<const T> q, MatrixView<T> v,
   GPUQR_CUDA_CHECK_LAUNCH(ctx.stream);
   trsm(h, CUBLAS_SIDE_RIGHT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_T, CUBLAS_DIAG_UNIT, n, n, T(1),
        a, lda, t.data(), t.ld());
+}
+
+}  // namespace
+
+template <class T>
+void orhr_col(detail::ContextImpl& ctx, MatrixView<const T> q, MatrixView<T> v,
+              MatrixView<T> t, VectorView<T> d) {
+  const std::int64_t n = q.cols();
+  if (n == 0) return;
+  DeviceGuard guard(ctx.device);
+  // The LU works in place on V's top block (its strictly lower part is V1's).
+  copy<T>(ctx, q.block(0, 0, n, n), v.block(0, 0, n, n));
+  reconstruct<T>(ctx, q, MatrixView<const T>(), v, t, d, MatrixView<T>());
+}
+
+template <class T>
+void orhr_col_of_product(detail::ContextImpl& ctx, MatrixView<const T> w, MatrixView<const T> x,
+                         MatrixView<T> v, MatrixView<T> t, VectorView<T> d, MatrixView<T> work) {
+  const std::int64_t n = w.cols();
+  if (n == 0) return;
+  DeviceGuard guard(ctx.device);
+  // Q1 = W1 X: the only part of Q formed (through `work` when w is v: GEMM must not alias).
+  gemm(blas(ctx), CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, T(1), w.data(), w.ld(), x.data(), x.ld(),
+       T(0), work.data(), work.ld());
+  copy<T>(ctx, MatrixView<const T>(work.block(0, 0, n, n)), v.block(0, 0, n, n));
+  reconstruct<T>(ctx, w, x, v, t, d, work);
 }
 
 GPUQR_INSTANTIATE_ORHR_COL_KERNEL(float)

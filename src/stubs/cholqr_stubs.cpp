@@ -3,6 +3,7 @@
 // through the drivers; they exist so that GPUQR_DISPATCH links).
 #include "gpuqr/error.hpp"
 #include "src/core/cholqr_kernels.hpp"
+#include "src/core/qrf_ah_kernels.hpp"
 
 namespace gpuqr::kernels::cuda {
 namespace {
@@ -18,6 +19,16 @@ void gram(detail::ContextImpl&, MatrixView<const T>, MatrixView<T>) {
   not_compiled("cuda gram");
 }
 template <class T>
+void gram_of_product(detail::ContextImpl&, MatrixView<const T>, MatrixView<const T>,
+                     MatrixView<T>) {
+  not_compiled("cuda gram_of_product");
+}
+template <class T>
+void orhr_col_of_product(detail::ContextImpl&, MatrixView<const T>, MatrixView<const T>,
+                         MatrixView<T>, MatrixView<T>, VectorView<T>, MatrixView<T>) {
+  not_compiled("cuda orhr_col_of_product");
+}
+template <class T>
 void cholesky_inverse(detail::ContextImpl&, MatrixView<T>, MatrixView<T>, double,
                       VectorView<double>) {
   not_compiled("cuda cholesky_inverse");
@@ -26,6 +37,10 @@ template <class T>
 void multiply(detail::ContextImpl&, Op, MatrixView<const T>, MatrixView<const T>,
               MatrixView<T>) {
   not_compiled("cuda multiply");
+}
+template <class T>
+void multiply_in_place(detail::ContextImpl&, MatrixView<T>, MatrixView<const T>) {
+  not_compiled("cuda multiply_in_place");
 }
 template <class T>
 void trsm_right_upper(detail::ContextImpl&, MatrixView<const T>, MatrixView<T>) {
@@ -42,6 +57,14 @@ void finish_geqrf(detail::ContextImpl&, MatrixView<const T>, VectorView<const T>
   not_compiled("cuda finish_geqrf");
 }
 
+template <class T>
+void ah_panel(detail::ContextImpl&, MatrixView<T>, MatrixView<T>, MatrixView<T>, VectorView<T>,
+              VectorView<double>) {
+  not_compiled("cuda ah_panel");
+}
+
+GPUQR_INSTANTIATE_QRF_AH_KERNELS(float)
+GPUQR_INSTANTIATE_QRF_AH_KERNELS(double)
 GPUQR_INSTANTIATE_CHOLQR_KERNELS(float)
 GPUQR_INSTANTIATE_CHOLQR_KERNELS(double)
 GPUQR_INSTANTIATE_ORHR_COL_KERNEL(float)
