@@ -4,7 +4,7 @@
 //   small  (n <= 32, m <= 64)          batched_small.cu, a warp per matrix, registers
 //   block  (m n + n fits shared memory) batched_block.cu, a thread block per matrix
 //   dense  (the rest)                   cuSOLVER's geqrf/orgqr/ormqr (our dense leaves) per
-//                                       matrix, spread round-robin over 4 streams of our own
+//                                       matrix, spread round-robin over 8 streams of our own
 //                                       (forked from and joined back to the context's stream);
 //                                       measured on an H200 (2026-11-22) about 3x faster per
 //                                       matrix than the blocked driver (gpuqr::geqrf) at
@@ -33,7 +33,7 @@ using batched::DeviceBatch;
 using batched::Desc;
 using cuda_detail::DeviceGuard;
 
-constexpr int kLanes = 4;
+constexpr int kLanes = 8;
 constexpr std::size_t kAlign = 256;
 
 /// The streams of the dense route for one device: contexts of our own (stream, handles,
