@@ -1,0 +1,78 @@
+// Leaves of the batched QR (src/core/batched.cpp), declared once and implemented per backend:
+// kernels::cpu (LAPACK per matrix, threads over the batch: the reference twins) and
+// kernels::cuda (src/cuda/batched_*.cu). The drivers have checked every matrix before a leaf
+// runs, so leaves may assume valid sizes, leading dimensions and pointers.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "gpuqr/dense.hpp"
+#include "src/core/context_impl.hpp"
+
+namespace gpuqr::kernels {
+
+/// One matrix of a batch: m x n at `a` (leading dimension ld), k Householder reflectors whose
+/// scalars are at `tau` (k entries). geqrf: k = min(m, n); orgqr/ormqr: the caller's k.
+template <class T>
+struct BatchEntry {
+  T* a = nullptr;
+  std::int64_t m = 0, n = 0, ld = 1;
+  T* tau = nullptr;
+  std::int64_t k = 0;
+};
+
+/// A batch as the host describes it: strided (every matrix m x n, matrix i at
+/// base + i * stride, its tau at tau + i * tau_stride) or listed (entries, one per matrix).
+template <class T>
+struct MatrixBatch {
+  std::int64_t count = 0;
+  bool strided = false;
+  BatchEntry<T> shape;  // strided: a = base, tau = first tau, m, n, ld, k of every matrix
+  std::int64_t stride = 0, tau_stride = 0;
+  std::vector<BatchEntry<T>> list;  // listed
+
+  /// Matrix i's entry (either form).
+  BatchEntry<T> at(std::int64_t i) const {
+    if (!strided) return list[static_cast<std::size_t>(i)];
+    BatchEntry<T> e = shape;
+    e.a = shape.a + i * stride;
+    e.tau = shape.tau == nullptr ? nullptr : shape.tau + i * tau_stride;
+    return e;
+  }
+};
+
+}  // namespace gpuqr::kernels
+
+#define GPUQR_DECLARE_BATCHED_KERNELS                                                        \
+  /* Householder QR of every matrix (k = min(m, n) reflectors), as LAPACK's geqrf. */        \
+  template <class T>                                                                         \
+  void batched_geqrf(detail::ContextImpl& ctx, const MatrixBatch<T>& a);                     \
+  /* Q's first n columns over every matrix (m >= n >= k), as LAPACK's orgqr. */              \
+  template <class T>                                                                         \
+  void batched_orgqr(detail::ContextImpl& ctx, const MatrixBatch<T>& a);                     \
+  /* C_i := op(Q_i) C_i from the left; v's entry i: m rows, k reflectors (n unused) and tau; \
+     c's entry i: m x n. */                                                                  \
+  template <class T>                                                                         \
+  void batched_ormqr(detail::ContextImpl& ctx, Op op, const MatrixBatch<T>& v,               \
+                     const MatrixBatch<T>& c);                                               \
+  /* Least squares for every pair (A_i m x n, m >= n; B_i m x nrhs in b's entry i): geqrf,   \
+     Q^T B, R X = (Q^T B)'s first n rows; tau comes from the backend's workspace. */         \
+  template <class T>                                                                         \
+  void batched_gels(detail::ContextImpl& ctx, const MatrixBatch<T>& a, const MatrixBatch<T>& b);
+
+#define GPUQR_INSTANTIATE_BATCHED_KERNELS(T)                                                 \
+  template void batched_geqrf<T>(detail::ContextImpl&, const MatrixBatch<T>&);               \
+  template void batched_orgqr<T>(detail::ContextImpl&, const MatrixBatch<T>&);               \
+  template void batched_ormqr<T>(detail::ContextImpl&, Op, const MatrixBatch<T>&,            \
+                                 const MatrixBatch<T>&);                                     \
+  template void batched_gels<T>(detail::ContextImpl&, const MatrixBatch<T>&,                 \
+                                const MatrixBatch<T>&);
+
+namespace gpuqr::kernels::cpu {
+GPUQR_DECLARE_BATCHED_KERNELS
+}  // namespace gpuqr::kernels::cpu
+
+namespace gpuqr::kernels::cuda {
+GPUQR_DECLARE_BATCHED_KERNELS
+}  // namespace gpuqr::kernels::cuda

@@ -1,0 +1,72 @@
+// Shared pieces of the CUDA batched QR (src/cuda/batched_*.cu): the device-side batch
+// description and the kernel launchers. CUDA-only header.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "src/core/batched_kernels.hpp"
+
+namespace gpuqr::kernels::cuda::batched {
+
+/// One matrix as the kernels see it (32 bytes, uploaded in arrays for listed batches).
+template <class T>
+struct Desc {
+  T* a;
+  T* tau;
+  std::int64_t ld;
+  int m, n, k, pad;
+};
+
+/// A batch in device-readable form: listed (list != nullptr, `count` descriptors in device
+/// memory) or strided (matrix i at shape.a + i * stride, its tau at shape.tau + i *
+/// tau_stride). Plain data, passed by value to kernels.
+template <class T>
+struct DeviceBatch {
+  const Desc<T>* list = nullptr;
+  Desc<T> shape{};
+  std::int64_t stride = 0, tau_stride = 0;
+  std::int64_t count = 0;
+
+  __host__ __device__ Desc<T> at(std::int64_t i) const {
+    if (list != nullptr) return list[i];
+    Desc<T> d = shape;
+    d.a = shape.a + i * stride;
+    d.tau = shape.tau + i * tau_stride;
+    return d;
+  }
+};
+
+/// Dynamic shared memory one thread block may use on `device` (opt-in maximum less a reserve).
+std::int64_t smem_budget(int device);
+
+/// The register kernel's class of an m x n matrix: -1 unless n <= 32 and m <= 64.
+int small_class(std::int64_t m, std::int64_t n);
+constexpr int kSmallClasses = 12;
+
+/// Householder QR of every matrix of `b` (all of class `cls`): one warp per matrix (or 2 or 4
+/// matrices per warp for n <= 16 or 8), columns in registers, one pass over memory.
+template <class T>
+void launch_small_geqrf(const DeviceBatch<T>& b, int cls, cudaStream_t stream);
+
+/// Householder QR of every matrix of `b`, one thread block per matrix held in shared memory:
+/// `max_elems` bounds m * n + n over the batch and must fit smem_budget.
+template <class T>
+void launch_block_geqrf(const DeviceBatch<T>& b, std::int64_t max_elems, int device,
+                        cudaStream_t stream);
+
+/// C_i := op(Q_i) C_i (Q_i from v's reflectors: m rows, k of them, tau), one thread block per
+/// matrix with V and a chunk of C's columns in shared memory; `identity`: C_i starts as the
+/// identity's first c.n columns and is only written (orgqr; c may alias v). `max_elems` is the
+/// dynamic shared memory in elements, at least m*k + k + m for every matrix.
+template <class T>
+void launch_block_apply(const DeviceBatch<T>& v, const DeviceBatch<T>& c, bool trans,
+                        bool identity, std::int64_t max_elems, int device, cudaStream_t stream);
+
+/// B_i(0:n, :) := R_i^{-1} B_i(0:n, :) with R_i the upper triangle of a's matrix i (n x n);
+/// b's entry i: nrhs = n columns. One thread block per matrix.
+template <class T>
+void launch_upper_solve(const DeviceBatch<T>& a, const DeviceBatch<T>& b, cudaStream_t stream);
+
+}  // namespace gpuqr::kernels::cuda::batched

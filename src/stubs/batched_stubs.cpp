@@ -1,0 +1,34 @@
+// The batched QR leaves of a build without the CUDA backend: each throws NotCompiled.
+#include "gpuqr/error.hpp"
+#include "src/core/batched_kernels.hpp"
+
+namespace gpuqr::kernels::cuda {
+namespace {
+[[noreturn]] void not_compiled(const char* what) {
+  GPUQR_THROW(NotCompiled, std::string(what) +
+                               ": this gpuqr was built without the CUDA backend "
+                               "(configure with nvcc present and GPUQR_ENABLE_CUDA=ON)");
+}
+}  // namespace
+
+template <class T>
+void batched_geqrf(detail::ContextImpl&, const MatrixBatch<T>&) {
+  not_compiled("cuda batched_geqrf");
+}
+template <class T>
+void batched_orgqr(detail::ContextImpl&, const MatrixBatch<T>&) {
+  not_compiled("cuda batched_orgqr");
+}
+template <class T>
+void batched_ormqr(detail::ContextImpl&, Op, const MatrixBatch<T>&, const MatrixBatch<T>&) {
+  not_compiled("cuda batched_ormqr");
+}
+template <class T>
+void batched_gels(detail::ContextImpl&, const MatrixBatch<T>&, const MatrixBatch<T>&) {
+  not_compiled("cuda batched_gels");
+}
+
+GPUQR_INSTANTIATE_BATCHED_KERNELS(float)
+GPUQR_INSTANTIATE_BATCHED_KERNELS(double)
+
+}  // namespace gpuqr::kernels::cuda
