@@ -62,6 +62,24 @@ TEST_P(QrUpdateColumnsTest, RemoveColumnsAtEveryPositionAndSize) {
   }));
 }
 
+// Wide enough for full default-width panels (64 on the CPU, 128 on CUDA), each Q mode.
+TEST_P(QrUpdateColumnsTest, RemoveColumnsWithFullWidthPanels) {
+  GPUQR_FOR_PRECISION(([&]<class T>() {
+    std::uint64_t seed = 1500;
+    for (UpdateQ mode : {UpdateQ::none, UpdateQ::thin, UpdateQ::full}) {
+      const std::int64_t m = 400, n = 300;
+      TrackedColumns<T> t{random_matrix<T>(m, n, seed++), random_matrix<T>(m, 1, seed++)};
+      UpdatableQR<T> qr(ctx(), t.a.view(), t.b.view(), mode);
+      SCOPED_TRACE("mode " + mode_name(mode));
+      qr.remove_columns(0, 7);
+      t.erase_cols(0, 7);
+      qr.remove_columns(100, 40);
+      t.erase_cols(100, 40);
+      expect_close_to_fresh(compare_with_fresh(ctx(), qr, t));
+    }
+  }));
+}
+
 TEST_P(QrUpdateColumnsTest, AddColumnsAtEveryPositionAndSize) {
   GPUQR_FOR_PRECISION(([&]<class T>() {
     std::uint64_t seed = 2000;

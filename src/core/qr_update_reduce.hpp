@@ -30,7 +30,8 @@ class BandReducer {
   static std::size_t bytes(const Sizes& s, std::size_t es) {
     auto b = [&](std::int64_t count) { return UpdateScratch::piece_bytes(count, es); };
     return 2 * b(s.hmax * s.nb) + b(s.nb) + 2 * b(s.nb * s.nb) + b(32 * s.nb) +
-           b(s.nb * std::max<std::int64_t>({s.rest_cols, s.nrhs, 1})) + b(s.mq * s.nb);
+           b(s.nb * std::max<std::int64_t>({s.rest_cols, s.nrhs, 1})) +
+           b(std::max<std::int64_t>(s.mq, 1) * s.nb);
   }
 
   BandReducer(const Context& ctx, UpdateScratch& scratch, const Sizes& s, MatrixView<T> q,
