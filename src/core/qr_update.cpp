@@ -105,8 +105,20 @@ void UpdatableQR<T>::reserve_rows(std::int64_t rows) {
 }
 
 template <class T>
+void UpdatableQR<T>::reserve_cols(std::int64_t cols) {
+  if (cols <= r_.rows()) return;
+  const std::int64_t cap = std::max(cols, r_.rows() + r_.rows() / 4 + 16);
+  Matrix<T> r(cap, cap, detail::space_of(ctx_), ctx_.device());
+  GPUQR_DISPATCH(ctx_, copy, MatrixView<const T>(r_view()), r.view().block(0, 0, n_, n_));
+  ctx_.synchronize();  // the old R is freed below while the copy may be queued
+  r_ = std::move(r);
+}
+
+template <class T>
 Matrix<T> UpdatableQR<T>::matrix_r() const {
-  return r_.clone();
+  Matrix<T> r(n_, n_, detail::space_of(ctx_), ctx_.device());
+  GPUQR_DISPATCH(ctx_, copy, r_view(), r.view());
+  return r;
 }
 
 template <class T>
@@ -135,14 +147,14 @@ Matrix<T> UpdatableQR<T>::solve(LstsqInfo* info) const {
   Matrix<T> x(n_, nrhs_, space, ctx_.device());
   LstsqInfo result;
   const auto [rcond, zero_at] =
-      detail::diagonal_summary(GPUQR_DISPATCH(ctx_, abs_diagonal, r_.view()));
+      detail::diagonal_summary(GPUQR_DISPATCH(ctx_, abs_diagonal, r_view()));
   result.rcond_estimate = rcond;
   result.singular_at = zero_at;
   if (nrhs_ > 0) {
     const MatrixView<const T> d = d_.view().block(0, 0, m_, nrhs_);
     GPUQR_DISPATCH(ctx_, copy, d.block(0, 0, n_, nrhs_), x.view());
     if (!result.singular()) {
-      GPUQR_DISPATCH(ctx_, trsm, Uplo::upper, Op::no_trans, Diag::non_unit, r_.view(), x.view());
+      GPUQR_DISPATCH(ctx_, trsm, Uplo::upper, Op::no_trans, Diag::non_unit, r_view(), x.view());
     } else {
       GPUQR_DISPATCH(ctx_, fill, x.view(), std::numeric_limits<T>::quiet_NaN());
     }

@@ -4,12 +4,26 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
+#include <string>
 #include <vector>
 
 #include "gpuqr/update.hpp"
+#include "src/core/dense_kernels.hpp"
 #include "src/core/dispatch.hpp"
 
 namespace gpuqr::detail {
+
+/// Column block of the Householder updates: GPUQR_UPDATE_NB, or 128 (CUDA) / 64 (CPU).
+inline std::int64_t update_block_width(const Context& ctx) {
+  std::int64_t nb = ctx.is_cuda() ? 128 : 64;
+  if (const char* text = std::getenv("GPUQR_UPDATE_NB"); text != nullptr && *text != '\0') {
+    const long long v = std::atoll(text);
+    GPUQR_CHECK_ARG(v > 0, std::string("GPUQR_UPDATE_NB='") + text + "' is not positive");
+    nb = v;
+  }
+  return nb;
+}
 
 /// Scratch for one update, carved from one buffer: on CUDA the context's update workspace
 /// (ContextImpl::kUpdateWorkspace, grow-only, sized once per update before any work is
@@ -68,6 +82,39 @@ class UpdateScratch {
   char* cursor_ = nullptr;
   char* end_ = nullptr;
 };
+
+/// A copy of `src` (host or context memory) into `dst` (scratch in the context's memory).
+template <class T>
+void copy_into(const Context& ctx, MatrixView<const T> src, MatrixView<T> dst) {
+  if (src.empty()) return;
+  if (src.space() == space_of(ctx)) {
+    GPUQR_DISPATCH(ctx, copy, src, dst);
+  } else {
+    ctx.synchronize();  // a synchronous copy into the workspace that queued work may still read
+    copy_2d(dst.data(), dst.ld(), dst.space(), src.data(), src.ld(), src.space(), src.rows(),
+            src.cols(), sizeof(T));
+  }
+}
+
+/// Throws InvalidArgument (naming `routine`) when a pivot |R(i, i)| is at most
+/// tol_factor ||column i|| (norms[i]): the column `what` i, column first + i of the new A~, is
+/// numerically in the span of the columns before it.
+inline void check_pivots(const std::vector<double>& pivots, const std::vector<double>& norms,
+                         std::int64_t first, double tol_factor, const std::string& routine,
+                         const char* what) {
+  for (std::size_t i = 0; i < pivots.size() && i < norms.size(); ++i) {
+    const double tol = tol_factor * norms[i];
+    if (!(pivots[i] > tol)) {
+      GPUQR_THROW(InvalidArgument,
+                  routine + ": " + what + " " + std::to_string(i) + " (column " +
+                      std::to_string(first + static_cast<std::int64_t>(i)) +
+                      " of the new A~) is numerically in the span of the columns before it "
+                      "(new pivot |R| = " + std::to_string(pivots[i]) + " <= " +
+                      std::to_string(tol) + "): A~ would become rank deficient; the "
+                      "factorization is unchanged");
+    }
+  }
+}
 
 /// Device operations the reused blocked leaves enqueue (for UpdateInfo::device_launches):
 /// larfb: GEMM, TRMM, GEMM; larft_known_diagonal over k columns: a Gram GEMM, one copy and

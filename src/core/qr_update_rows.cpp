@@ -21,15 +21,9 @@ namespace {
 
 using detail::UpdateScratch;
 
-/// Column block of the add-rows reduction: GPUQR_UPDATE_NB, or 128 (CUDA) / 64 (CPU).
+/// Column block of the add-rows reduction (detail::update_block_width), at most n.
 std::int64_t add_block_width(const Context& ctx, std::int64_t n) {
-  std::int64_t nb = ctx.is_cuda() ? 128 : 64;
-  if (const char* text = std::getenv("GPUQR_UPDATE_NB"); text != nullptr && *text != '\0') {
-    const long long v = std::atoll(text);
-    GPUQR_CHECK_ARG(v > 0, std::string("GPUQR_UPDATE_NB='") + text + "' is not positive");
-    nb = v;
-  }
-  return std::min(nb, n);
+  return std::min(detail::update_block_width(ctx), n);
 }
 
 template <class T>
@@ -37,18 +31,7 @@ VectorView<T> sub(VectorView<T> v, std::int64_t offset, std::int64_t size) {
   return VectorView<T>(v.data() + offset, size, v.space(), v.device());
 }
 
-/// A copy of `src` (host or context memory) into `dst` (scratch in the context's memory).
-template <class T>
-void copy_into(const Context& ctx, MatrixView<const T> src, MatrixView<T> dst) {
-  if (src.empty()) return;
-  if (src.space() == detail::space_of(ctx)) {
-    GPUQR_DISPATCH(ctx, copy, src, dst);
-  } else {
-    ctx.synchronize();  // a synchronous copy into the workspace that queued work may still read
-    detail::copy_2d(dst.data(), dst.ld(), dst.space(), src.data(), src.ld(), src.space(),
-                    src.rows(), src.cols(), sizeof(T));
-  }
-}
+using detail::copy_into;
 
 }  // namespace
 
@@ -139,7 +122,7 @@ UpdateInfo UpdatableQR<T>::add_rows(std::int64_t k, MatrixView<const T> u,
     GPUQR_DISPATCH(ctx_, copy, MatrixView<const T>(ee), e_rows);
     ++launches;
   }
-  MatrixView<T> r = r_.view();
+  MatrixView<T> r = r_view();
   if (small) {
     VectorView<T> tau_all = scratch.vector<T>(n);
     VectorView<int> flags = scratch.vector<int>(n / 32 + 2);
@@ -291,9 +274,9 @@ UpdateInfo UpdatableQR<T>::remove_batch(std::int64_t k, std::int64_t p) {
                    d.block(n, 0, p, nrhs), false, false);
   }
   // R through its transpose, so that the threads' lines (R's columns) are contiguous.
-  GPUQR_DISPATCH(ctx_, transpose, MatrixView<const T>(r_.view()), rt);
+  GPUQR_DISPATCH(ctx_, transpose, MatrixView<const T>(r_view()), rt);
   GPUQR_DISPATCH(ctx_, apply_deletion_rotations, cc, sc, rt, MatrixView<T>(), true, true);
-  GPUQR_DISPATCH(ctx_, transpose, MatrixView<const T>(rt), r_.view());
+  GPUQR_DISPATCH(ctx_, transpose, MatrixView<const T>(rt), r_view());
   launches += 2 + 1 + (nrhs > 0 ? 1 : 0) + 3;
   // 3. Retire the removed rows and the pivot columns: move the last ones into their slots.
   GPUQR_DISPATCH(ctx_, move_lines, q, col_from_d, col_to_d, false);

@@ -61,7 +61,13 @@ inline constexpr std::int64_t kSmallAddRows = 16;
   template <class T>                                                                          \
   void apply_deletion_rotations(detail::ContextImpl& ctx, MatrixView<const T> c,             \
                                 MatrixView<const T> s, MatrixView<T> x, MatrixView<T> acc,    \
-                                bool lines_are_rows, bool triangular);
+                                bool lines_are_rows, bool triangular);                      \
+  /* C += alpha op_a(A) op_b(B) (GEMM with beta = 1; C m x n, op_a(A) m x kk, op_b(B)        \
+     kk x n; kk = 0 leaves C as it is); C must not overlap A or B. Used by the column       \
+     updates (the rank-k term X V^T) and by the cost model's GEMM calibration. */           \
+  template <class T>                                                                          \
+  void multiply_add(detail::ContextImpl& ctx, Op op_a, Op op_b, T alpha,                     \
+                    MatrixView<const T> a, MatrixView<const T> b, MatrixView<T> c);
 
 #define GPUQR_INSTANTIATE_UPDATE_KERNELS(T)                                                   \
   template void add_rows_small<T>(detail::ContextImpl&, MatrixView<T>, MatrixView<T>,        \
@@ -80,7 +86,9 @@ inline constexpr std::int64_t kSmallAddRows = 16;
                                       MatrixView<T>);                                         \
   template void apply_deletion_rotations<T>(detail::ContextImpl&, MatrixView<const T>,       \
                                             MatrixView<const T>, MatrixView<T>,              \
-                                            MatrixView<T>, bool, bool);
+                                            MatrixView<T>, bool, bool);                     \
+  template void multiply_add<T>(detail::ContextImpl&, Op, Op, T, MatrixView<const T>,        \
+                                MatrixView<const T>, MatrixView<T>);
 
 namespace gpuqr::kernels::cpu {
 GPUQR_DECLARE_UPDATE_KERNELS

@@ -5,6 +5,8 @@
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
+#include <algorithm>
+
 #include "src/core/update_kernels.hpp"
 #include "src/cuda/check.hpp"
 
@@ -86,6 +88,23 @@ void tpmqrt(detail::ContextImpl& ctx, Side side, Op op, MatrixView<const T> v,
   }
 }
 
+template <class T>
+void multiply_add(detail::ContextImpl& ctx, Op op_a, Op op_b, T alpha, MatrixView<const T> a,
+                  MatrixView<const T> b, MatrixView<T> c) {
+  const std::int64_t kk = op_a == Op::trans ? a.rows() : a.cols();
+  if (c.empty() || kk == 0) return;
+  DeviceGuard guard(ctx.device);
+  gemm(blas(ctx), op_a == Op::trans ? CUBLAS_OP_T : CUBLAS_OP_N,
+       op_b == Op::trans ? CUBLAS_OP_T : CUBLAS_OP_N, c.rows(), c.cols(), kk, alpha, a.data(),
+       std::max<std::int64_t>(a.ld(), 1), b.data(), std::max<std::int64_t>(b.ld(), 1), T(1),
+       c.data(), c.ld());
+}
+
+template void multiply_add<float>(detail::ContextImpl&, Op, Op, float, MatrixView<const float>,
+                                  MatrixView<const float>, MatrixView<float>);
+template void multiply_add<double>(detail::ContextImpl&, Op, Op, double,
+                                   MatrixView<const double>, MatrixView<const double>,
+                                   MatrixView<double>);
 template void tpmqrt<float>(detail::ContextImpl&, Side, Op, MatrixView<const float>,
                             MatrixView<const float>, MatrixView<float>, MatrixView<float>,
                             MatrixView<float>);

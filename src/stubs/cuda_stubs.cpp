@@ -148,6 +148,12 @@ void apply_deletion_rotations(detail::ContextImpl&, MatrixView<const T>, MatrixV
   detail::not_compiled("cuda apply_deletion_rotations");
 }
 
+template <class T>
+void multiply_add(detail::ContextImpl&, Op, Op, T, MatrixView<const T>, MatrixView<const T>,
+                  MatrixView<T>) {
+  detail::not_compiled("cuda multiply_add");
+}
+
 GPUQR_INSTANTIATE_UPDATE_KERNELS(float)
 GPUQR_INSTANTIATE_UPDATE_KERNELS(double)
 GPUQR_INSTANTIATE_BLOCKED_KERNELS(float)
