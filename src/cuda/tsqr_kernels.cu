@@ -10,6 +10,9 @@
 // The apply kernel keeps V in shared memory and walks C in chunks of columns, one warp per
 // column: the reflectors need no block-wide barrier there.
 //
+// Blocks of up to 1024 rows and n <= 64 (FP64) / 128 (FP32) take the register-resident
+// kernels of src/cuda/tsqr_register_qr.cuh instead (the fast path; the tree sizes its leaves
+// and nodes for them through tsqr_preferred_rows).
 // Blocks too tall for shared memory (wide n) go to cuSOLVER, one call per block (geqrf /
 // ormqr, with small gather/scatter copies for stacked pieces). Nothing here synchronizes the
 // host; the only allocation is the grow-only tall-skinny workspace of that fallback's apply.
@@ -18,10 +21,12 @@
 #include <algorithm>
 #include <limits>
 #include <string>
+#include <type_traits>
 
 #include "src/core/dense_kernels.hpp"
 #include "src/core/tsqr_kernels.hpp"
 #include "src/cuda/check.hpp"
+#include "src/cuda/tsqr_register_qr.cuh"
 
 namespace gpuqr::kernels::cuda {
 namespace {
@@ -373,6 +378,92 @@ void apply_per_block(detail::ContextImpl& ctx, Op op, Pieces<const T> v, std::in
   }
 }
 
+// ---- register-resident path --------------------------------------------------------------
+
+/// A register kernel's shape: NC columns (>= n), G row groups of reg::kRpt rows.
+struct RegShape {
+  int nc = 0, g = 0;
+  std::int64_t rows() const { return std::int64_t(g) * reg::kRpt; }
+  explicit operator bool() const { return nc > 0; }
+};
+
+/// Calls f(NC, G) (as integral constants) for the instantiated shapes; false for others.
+template <class T, class F>
+bool with_shape(RegShape s, F&& f) {
+  using std::integral_constant;
+  switch (s.nc * 100 + s.g) {
+    case 1608: f(integral_constant<int, 16>{}, integral_constant<int, 8>{}); return true;
+    case 1616: f(integral_constant<int, 16>{}, integral_constant<int, 16>{}); return true;
+    case 1632: f(integral_constant<int, 16>{}, integral_constant<int, 32>{}); return true;
+    case 3208: f(integral_constant<int, 32>{}, integral_constant<int, 8>{}); return true;
+    case 3216: f(integral_constant<int, 32>{}, integral_constant<int, 16>{}); return true;
+    case 6404: f(integral_constant<int, 64>{}, integral_constant<int, 4>{}); return true;
+    case 6408: f(integral_constant<int, 64>{}, integral_constant<int, 8>{}); return true;
+    default: break;
+  }
+  if constexpr (sizeof(T) == 4) {  // FP32 holds twice the rows in the same registers
+    switch (s.nc * 100 + s.g) {
+      case 3232: f(integral_constant<int, 32>{}, integral_constant<int, 32>{}); return true;
+      case 6416: f(integral_constant<int, 64>{}, integral_constant<int, 16>{}); return true;
+      case 12804: f(integral_constant<int, 128>{}, integral_constant<int, 4>{}); return true;
+      case 12808: f(integral_constant<int, 128>{}, integral_constant<int, 8>{}); return true;
+      default: break;
+    }
+  }
+  return false;
+}
+
+/// The smallest instantiated shape holding n columns and `rows` rows; empty if none.
+RegShape reg_shape(int elem, std::int64_t n, std::int64_t rows) {
+  const int max_nc = elem == 4 ? 128 : 64;
+  for (int nc = 16; nc <= max_nc; nc *= 2) {
+    if (n > nc) continue;
+    const int max_g = std::min(1024 / nc, elem == 4 ? 32 : (nc == 64 ? 8 : (nc == 32 ? 16 : 32)));
+    for (int g = (nc >= 64 ? 4 : 8); g <= max_g; g *= 2)
+      if (std::int64_t(g) * reg::kRpt >= rows) return RegShape{nc, g};
+    return RegShape{};
+  }
+  return RegShape{};
+}
+
+/// Preferred leaf height per n (the GPUQR_TSQR_LEAF_ROWS sweeps of docs/PERF.md pick these).
+std::int64_t preferred_rows(int elem, std::int64_t n) {
+  if (n <= 0) return 0;
+  if (elem == 8) return n <= 32 ? 512 : (n <= 64 ? 256 : 0);
+  return n <= 16 ? 1024 : (n <= 32 ? 512 : (n <= 64 ? 512 : (n <= 128 ? 256 : 0)));
+}
+
+template <class T>
+bool reg_geqrf(detail::ContextImpl& ctx, Pieces<const T> src, Pieces<T> dst, std::int64_t n,
+               MatrixView<T> tau, bool stacked) {
+  const RegShape shape = reg_shape(sizeof(T), n, src.max_block_rows());
+  if (!shape) return false;
+  return with_shape<T>(shape, [&](auto nc, auto g) {
+    constexpr int NC = decltype(nc)::value, G = decltype(g)::value;
+    reg::geqrf_kernel<T, NC, G><<<grid_of(src.blocks(), "tsqr_batched_geqrf"), NC * G, 0,
+                                  ctx.stream>>>(src, dst, static_cast<int>(n), tau.data(),
+                                                tau.ld(), stacked);
+    GPUQR_CUDA_CHECK_LAUNCH(ctx.stream);
+  });
+}
+
+template <class T>
+bool reg_apply(detail::ContextImpl& ctx, Op op, Pieces<const T> v, std::int64_t n,
+               MatrixView<const T> tau, Pieces<T> c, std::int64_t k, bool top_only) {
+  const RegShape shape = reg_shape(sizeof(T), n, v.max_block_rows());
+  if (!shape) return false;
+  const std::int64_t bytes = shape.rows() * n * static_cast<std::int64_t>(sizeof(T));
+  if (bytes > smem_budget(ctx.device)) return false;
+  return with_shape<T>(shape, [&](auto nc, auto g) {
+    constexpr int NC = decltype(nc)::value, G = decltype(g)::value;
+    allow_smem(reg::apply_kernel<T, NC, G>, bytes);
+    reg::apply_kernel<T, NC, G><<<grid_of(v.blocks(), "tsqr_batched_apply"), NC * G, bytes,
+                                  ctx.stream>>>(v, static_cast<int>(n), tau.data(), tau.ld(), c,
+                                                k, op == Op::trans, top_only);
+    GPUQR_CUDA_CHECK_LAUNCH(ctx.stream);
+  });
+}
+
 }  // namespace
 
 std::int64_t tsqr_block_rows_limit(detail::ContextImpl& ctx, int elem_bytes, std::int64_t n,
@@ -383,12 +474,17 @@ std::int64_t tsqr_block_rows_limit(detail::ContextImpl& ctx, int elem_bytes, std
   return std::max<std::int64_t>(smem_budget(ctx.device) / per_row - 1, 0);
 }
 
+std::int64_t tsqr_preferred_rows(detail::ContextImpl&, int elem_bytes, std::int64_t n) {
+  return preferred_rows(elem_bytes, n);
+}
+
 template <class T>
 void tsqr_batched_geqrf(detail::ContextImpl& ctx, Pieces<const T> src, Pieces<T> dst,
                         std::int64_t n, MatrixView<T> tau, bool stacked) {
   const std::int64_t blocks = src.blocks();
   if (blocks == 0 || n == 0) return;
   DeviceGuard guard(ctx.device);
+  if (reg_geqrf<T>(ctx, src, dst, n, tau, stacked)) return;
   const std::int64_t rows = src.max_block_rows();
   const std::int64_t bytes = geqrf_bytes(rows, n, sizeof(T));
   if (bytes > smem_budget(ctx.device)) {
@@ -408,6 +504,7 @@ void tsqr_batched_apply(detail::ContextImpl& ctx, Op op, Pieces<const T> v, std:
   const std::int64_t blocks = v.blocks();
   if (blocks == 0 || n == 0 || k == 0) return;
   DeviceGuard guard(ctx.device);
+  if (reg_apply<T>(ctx, op, v, n, tau, c, k, top_only)) return;
   const std::int64_t rows = std::max<std::int64_t>(v.max_block_rows(), 1);
   const std::int64_t budget = smem_budget(ctx.device) / static_cast<std::int64_t>(sizeof(T));
   const std::int64_t kc = std::min(k, (budget - n - rows * n) / rows);
