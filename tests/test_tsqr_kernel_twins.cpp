@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <vector>
 
 #include "gpuqr/accuracy.hpp"
@@ -17,6 +18,18 @@ namespace gpuqr::testing {
 namespace {
 
 class TsqrTreeKernelTwinsCuda : public BackendTest {};
+
+/// Runs f once per CUDA factor kernel (the shared-memory default and the register one, chosen
+/// through GPUQR_TSQR_FACTOR_KERNEL), restoring the environment after.
+template <class F>
+void for_each_factor_kernel(F&& f) {
+  for (const char* kernel : {"shared", "register"}) {
+    SCOPED_TRACE(std::string("factor kernel ") + kernel);
+    setenv("GPUQR_TSQR_FACTOR_KERNEL", kernel, 1);
+    f();
+  }
+  unsetenv("GPUQR_TSQR_FACTOR_KERNEL");
+}
 
 using kernels::Pieces;
 
@@ -125,7 +138,7 @@ TEST_P(TsqrTreeKernelTwinsCuda, LeafBlocksInPlace) {
              {640, 1, 64}, {1000, 16, 96}, {2100, 32, 200}, {3000, 64, 256}, {777, 5, 100},
              {2400, 150, 800}, {2560, 64, 256}, {2048, 100, 256}, {4096, 16, 1024}}) {
       SCOPED_TRACE(std::to_string(m) + "x" + std::to_string(n) + " block " + std::to_string(block));
-      compare<T>(ctx(), m, n, block, 1, false, 100 + n);
+      for_each_factor_kernel([&] { compare<T>(ctx(), m, n, block, 1, false, 100 + n); });
     }
   }));
 }
@@ -138,7 +151,7 @@ TEST_P(TsqrTreeKernelTwinsCuda, StackedTriangles) {
              {1000, 8, 100, 4}, {2000, 32, 100, 3}, {4096, 64, 128, 2}, {800, 16, 50, 16},
              {3000, 150, 300, 2}}) {
       SCOPED_TRACE(std::to_string(m) + "x" + std::to_string(n) + " group " + std::to_string(group));
-      compare<T>(ctx(), m, n, block, group, true, 200 + n);
+      for_each_factor_kernel([&] { compare<T>(ctx(), m, n, block, group, true, 200 + n); });
     }
   }));
 }
@@ -149,8 +162,10 @@ TEST_P(TsqrTreeKernelTwinsCuda, TinyAndHugeEntries) {
     const bool fp64 = sizeof(T) == 8;
     for (T scale : {T(fp64 ? 1e-160 : 1e-20), T(fp64 ? 1e150 : 1e18)}) {
       SCOPED_TRACE("scale " + std::to_string(double(scale)));
-      compare<T>(ctx(), 1200, 24, 300, 1, false, 500, scale);
-      compare<T>(ctx(), 1200, 24, 300, 4, true, 501, scale);
+      for_each_factor_kernel([&] {
+        compare<T>(ctx(), 1200, 24, 300, 1, false, 500, scale);
+        compare<T>(ctx(), 1200, 24, 300, 4, true, 501, scale);
+      });
     }
   }));
 }

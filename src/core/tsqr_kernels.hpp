@@ -102,10 +102,6 @@ struct Pieces {
      (a slower per-block path). CPU: no limit (returns a large number). */                    \
   std::int64_t tsqr_block_rows_limit(detail::ContextImpl& ctx, int elem_bytes, std::int64_t n, \
                                      std::int64_t extra);                                     \
-  /* The leaf height the backend's fastest kernels want for n columns (a block of up to that \
-     many rows, and a tree node of that many stacked rows, takes the fast path); 0 where no  \
-     fast path holds n columns (then one leaf: the dense fallback). CPU: 0 (no preference). */ \
-  std::int64_t tsqr_preferred_rows(detail::ContextImpl& ctx, int elem_bytes, std::int64_t n);  \
   /* Householder QR of every block of `src` (n columns), written to the matching block of     \
      `dst` (group 1, same block count; dst may be src for group-1 src, in place): R on and     \
      above the diagonal, the reflectors below (unit diagonal implied), their scalars in        \

@@ -16,7 +16,7 @@ namespace gpuqr::detail {
 
 namespace {
 
-constexpr std::int64_t kMaxGroup = 64;   // children per node: deeper trees cost launches only
+constexpr std::int64_t kMaxGroup = 16;   // children per node: deeper trees cost launches only
 constexpr std::int64_t kApplyExtra = 8;  // columns of C the apply kernels hold beside V
 
 /// GPUQR_TSQR_LEAF_ROWS from the environment (tuning runs), or 0.
@@ -37,30 +37,23 @@ std::int64_t rows_limit(const Context& ctx, int elem, std::int64_t n) {
   return GPUQR_DISPATCH(ctx, tsqr_block_rows_limit, elem, n, kApplyExtra);
 }
 
-/// The backend's preferred block height for n columns (0: none; the CPU has none).
-std::int64_t preferred_rows(const Context& ctx, int elem, std::int64_t n) {
-  return GPUQR_DISPATCH(ctx, tsqr_preferred_rows, elem, n);
-}
-
-/// Default leaf rows. CUDA: the fast kernels' block height R, or R - n where a last leaf of
-/// m mod R < n rows would be merged into its neighbour past R (R - n + (m mod (R - n)) < R);
-/// one leaf (the dense fallback) where no fast kernel holds n columns or m <= R. The CPU: a
-/// few hundred rows (cache-sized).
+/// Default leaf rows: on CUDA half of what a block may hold (two blocks per multiprocessor),
+/// a multiple of 32, leaving room for a last leaf of up to n - 1 extra rows; one leaf (the
+/// dense fallback) where that is under 3n rows: then the tree's levels cost about as much as
+/// its leaves, and cuSOLVER on A wins (FP32 1048576 x 128 on an H200: a tree of 192-row leaves
+/// took 54.9 ms, geqrf 19.8). On the CPU a few hundred rows (cache-sized).
 std::int64_t choose_leaf_rows(const Context& ctx, int elem, std::int64_t m, std::int64_t n) {
   if (!ctx.is_cuda()) return std::max<std::int64_t>(4 * n, 512);
-  const std::int64_t rows = preferred_rows(ctx, elem, n);
-  if (rows < 2 * n || m <= rows) return m;
-  const std::int64_t rem = m % rows;
-  return rem == 0 || rem >= n ? rows : rows - n;
+  const std::int64_t rows = rows_limit(ctx, elem, n) / 2 / 32 * 32;
+  return rows < 3 * n ? m : rows;
 }
 
-/// Default children per node: as many n x n triangles as the fast kernels' block holds (or
-/// the shared-memory kernel's, without one), within [2, kMaxGroup]; 4 on the CPU.
+/// Default children per node: as many n x n triangles as a block holds, within [2, kMaxGroup];
+/// 4 on the CPU.
 std::int64_t choose_group(const Context& ctx, int elem, std::int64_t n) {
   if (!ctx.is_cuda()) return 4;
-  std::int64_t rows = preferred_rows(ctx, elem, n);
-  if (rows < 2 * n) rows = rows_limit(ctx, elem, n);
-  return std::clamp<std::int64_t>(rows / std::max<std::int64_t>(n, 1), 2, kMaxGroup);
+  return std::clamp<std::int64_t>(rows_limit(ctx, elem, n) / std::max<std::int64_t>(n, 1), 2,
+                                  kMaxGroup);
 }
 
 /// Strided pieces: count pieces of `rows` rows (the last `last_rows`), `group` per block.

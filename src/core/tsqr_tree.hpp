@@ -12,12 +12,10 @@
 // is overwritten by nothing but is superseded by the tree); the tree levels' V and tau live in
 // this object. Backend-agnostic: every step is a leaf of src/core/tsqr_kernels.hpp.
 //
-// Default shape (CUDA): leaves and nodes as tall as the backend's fast register kernels hold
-// (tsqr_preferred_rows: 256 .. 1024 rows for n <= 64 in FP64, n <= 128 in FP32). Where no fast
-// kernel holds n columns, the default is one leaf of all m rows: then this is geqrf/ormqr on A
-// itself (cuSOLVER), which a tree of slow per-block kernels would not beat. An explicit
-// leaf_rows still builds the tree (the shared-memory kernels, or cuSOLVER per block: correct,
-// slow).
+// Where the batched kernels cannot hold a block (CUDA: wide n, say n > ~100 in double), the
+// default is one leaf of all m rows: then this is geqrf/ormqr on A itself (cuSOLVER), which is
+// what a tree of per-block geqrf calls would cost anyway. An explicit leaf_rows still builds the
+// tree, factoring each oversized block with cuSOLVER, one call per block (correct, slow).
 #pragma once
 
 #include <cstdint>

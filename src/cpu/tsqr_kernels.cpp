@@ -65,8 +65,6 @@ std::int64_t tsqr_block_rows_limit(detail::ContextImpl&, int, std::int64_t, std:
   return std::numeric_limits<std::int32_t>::max();
 }
 
-std::int64_t tsqr_preferred_rows(detail::ContextImpl&, int, std::int64_t) { return 0; }
-
 template <class T>
 void tsqr_batched_geqrf(detail::ContextImpl&, Pieces<const T> src, Pieces<T> dst,
                         std::int64_t n, MatrixView<T> tau, bool stacked) {

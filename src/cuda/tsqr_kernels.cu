@@ -10,15 +10,17 @@
 // The apply kernel keeps V in shared memory and walks C in chunks of columns, one warp per
 // column: the reflectors need no block-wide barrier there.
 //
-// Blocks of up to 1024 rows and n <= 64 (FP64) / 128 (FP32) take the register-resident
-// kernels of src/cuda/tsqr_register_qr.cuh instead (the fast path; the tree sizes its leaves
-// and nodes for them through tsqr_preferred_rows).
+// The apply of blocks of up to 1024 rows and n <= 64 (FP64) / 128 (FP32) takes the
+// register-resident kernel of src/cuda/tsqr_register_qr.cuh instead (faster: one barrier per
+// reflector); its factor twin runs where the block does not fit shared memory, or everywhere
+// with GPUQR_TSQR_FACTOR_KERNEL=register (slower as measured: see register_factor).
 // Blocks too tall for shared memory (wide n) go to cuSOLVER, one call per block (geqrf /
 // ormqr, with small gather/scatter copies for stacked pieces). Nothing here synchronizes the
 // host; the only allocation is the grow-only tall-skinny workspace of that fallback's apply.
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <limits>
 #include <string>
 #include <type_traits>
@@ -426,11 +428,13 @@ RegShape reg_shape(int elem, std::int64_t n, std::int64_t rows) {
   return RegShape{};
 }
 
-/// Preferred leaf height per n (the GPUQR_TSQR_LEAF_ROWS sweeps of docs/PERF.md pick these).
-std::int64_t preferred_rows(int elem, std::int64_t n) {
-  if (n <= 0) return 0;
-  if (elem == 8) return n <= 32 ? 512 : (n <= 64 ? 256 : 0);
-  return n <= 16 ? 1024 : (n <= 32 ? 512 : (n <= 64 ? 512 : (n <= 128 ? 256 : 0)));
+/// GPUQR_TSQR_FACTOR_KERNEL=register: factor with the register kernel wherever it holds the
+/// block. The default is the shared-memory kernel, which measured faster for the factorization
+/// (H200, 1048576 x 16..64: e.g. FP64 n = 64 10.5 ms against 12.0; docs/PERF.md); the register
+/// kernel is the faster apply (form_q FP64 n = 64: 7.7 ms against 28.9).
+bool register_factor() {
+  const char* text = std::getenv("GPUQR_TSQR_FACTOR_KERNEL");
+  return text != nullptr && std::string(text) == "register";
 }
 
 template <class T>
@@ -474,20 +478,17 @@ std::int64_t tsqr_block_rows_limit(detail::ContextImpl& ctx, int elem_bytes, std
   return std::max<std::int64_t>(smem_budget(ctx.device) / per_row - 1, 0);
 }
 
-std::int64_t tsqr_preferred_rows(detail::ContextImpl&, int elem_bytes, std::int64_t n) {
-  return preferred_rows(elem_bytes, n);
-}
-
 template <class T>
 void tsqr_batched_geqrf(detail::ContextImpl& ctx, Pieces<const T> src, Pieces<T> dst,
                         std::int64_t n, MatrixView<T> tau, bool stacked) {
   const std::int64_t blocks = src.blocks();
   if (blocks == 0 || n == 0) return;
   DeviceGuard guard(ctx.device);
-  if (reg_geqrf<T>(ctx, src, dst, n, tau, stacked)) return;
   const std::int64_t rows = src.max_block_rows();
   const std::int64_t bytes = geqrf_bytes(rows, n, sizeof(T));
-  if (bytes > smem_budget(ctx.device)) {
+  const bool fits = bytes <= smem_budget(ctx.device);
+  if ((register_factor() || !fits) && reg_geqrf<T>(ctx, src, dst, n, tau, stacked)) return;
+  if (!fits) {
     geqrf_per_block<T>(ctx, src, dst, n, tau, stacked);
     return;
   }

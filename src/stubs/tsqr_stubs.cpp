@@ -14,9 +14,6 @@ namespace {
 std::int64_t tsqr_block_rows_limit(detail::ContextImpl&, int, std::int64_t, std::int64_t) {
   not_compiled("cuda tsqr_block_rows_limit");
 }
-std::int64_t tsqr_preferred_rows(detail::ContextImpl&, int, std::int64_t) {
-  not_compiled("cuda tsqr_preferred_rows");
-}
 template <class T>
 void tsqr_batched_geqrf(detail::ContextImpl&, Pieces<const T>, Pieces<T>, std::int64_t,
                         MatrixView<T>, bool) {
