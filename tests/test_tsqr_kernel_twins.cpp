@@ -110,7 +110,7 @@ void compare(Context& gpu, std::int64_t m, std::int64_t n, std::int64_t block, s
   for (Op op : {Op::trans, Op::no_trans}) {
     for (bool top_only : {false, true}) {
       if (top_only && stacked) continue;
-      for (std::int64_t k : {1, 3, 40}) {
+      for (std::int64_t k : {1, 3, 40, 64}) {
         SCOPED_TRACE(std::string(op == Op::trans ? "Q^T" : "Q") + " k " + std::to_string(k) +
                      (top_only ? " top_only" : ""));
         Matrix<T> c = random_matrix<T>(m, k, seed + 10 + k);

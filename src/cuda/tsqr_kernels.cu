@@ -10,10 +10,11 @@
 // The apply kernel keeps V in shared memory and walks C in chunks of columns, one warp per
 // column: the reflectors need no block-wide barrier there.
 //
-// The apply of blocks of up to 1024 rows and n <= 64 (FP64) / 128 (FP32) takes the
-// register-resident kernel of src/cuda/tsqr_register_qr.cuh instead (faster: one barrier per
-// reflector); its factor twin runs where the block does not fit shared memory, or everywhere
-// with GPUQR_TSQR_FACTOR_KERNEL=register (slower as measured: see register_factor).
+// The apply to k >= n/2 columns (forming Q) of blocks of up to 1024 rows and 16 < n <= 64
+// (FP64) / 128 (FP32) takes the register-resident kernel of src/cuda/tsqr_register_qr.cuh
+// instead (faster there: see reg_apply); its factor twin runs where a block does not fit
+// shared memory, or everywhere with GPUQR_TSQR_FACTOR_KERNEL=register (slower as measured:
+// see register_factor).
 // Blocks too tall for shared memory (wide n) go to cuSOLVER, one call per block (geqrf /
 // ormqr, with small gather/scatter copies for stacked pieces). Nothing here synchronizes the
 // host; the only allocation is the grow-only tall-skinny workspace of that fallback's apply.
@@ -454,6 +455,10 @@ bool reg_geqrf(detail::ContextImpl& ctx, Pieces<const T> src, Pieces<T> dst, std
 template <class T>
 bool reg_apply(detail::ContextImpl& ctx, Op op, Pieces<const T> v, std::int64_t n,
                MatrixView<const T> tau, Pieces<T> c, std::int64_t k, bool top_only) {
+  // Measured (H200, 1048576 rows): faster than the shared-memory apply for forming Q at
+  // n = 32, 64 (FP64 n = 64: 19.9 ms against 28.9), slower for a few columns of C (Q^T b at
+  // n = 64: 7.2 against 2.8: its cost per reflector does not shrink with k) and at n = 16.
+  if (n <= 16 || 2 * k < n) return false;
   const RegShape shape = reg_shape(sizeof(T), n, v.max_block_rows());
   if (!shape) return false;
   const std::int64_t bytes = shape.rows() * n * static_cast<std::int64_t>(sizeof(T));
