@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <vector>
 
 #include "gpuqr/accuracy.hpp"
@@ -17,6 +18,18 @@ namespace gpuqr::testing {
 namespace {
 
 class TsqrTreeKernelTwinsCuda : public BackendTest {};
+
+/// Runs f once per CUDA factor kernel (the shared-memory default and the register one, chosen
+/// through GPUQR_TSQR_FACTOR_KERNEL), restoring the environment after.
+template <class F>
+void for_each_factor_kernel(F&& f) {
+  for (const char* kernel : {"shared", "register"}) {
+    SCOPED_TRACE(std::string("factor kernel ") + kernel);
+    setenv("GPUQR_TSQR_FACTOR_KERNEL", kernel, 1);
+    f();
+  }
+  unsetenv("GPUQR_TSQR_FACTOR_KERNEL");
+}
 
 using kernels::Pieces;
 
@@ -59,20 +72,27 @@ Pieces<T> rebase(Pieces<T> p, T* from, T* to) {
 /// with top_only. Compares everything.
 template <class T>
 void compare(Context& gpu, std::int64_t m, std::int64_t n, std::int64_t block, std::int64_t group,
-             bool stacked, std::uint64_t seed) {
+             bool stacked, std::uint64_t seed, T scale = T(1)) {
   Context cpu = Context::cpu();
   const double tol = 100.0 * std::sqrt(double(block * std::max<std::int64_t>(group, 1))) *
                      accuracy::eps<T>();
   const std::int64_t pieces = m / block;
   const std::int64_t last = m - (pieces - 1) * block;
   Matrix<T> a = random_matrix<T>(m, n, seed);
+  for (std::int64_t j = 0; j < n; ++j)
+    for (std::int64_t i = 0; i < m; ++i) a(i, j) *= scale;
   Matrix<T> a_gpu = to_ctx<T>(gpu, a.view());
   const std::int64_t nodes = stacked ? (pieces + group - 1) / group : pieces;
   Pieces<T> src_c = stacked ? strided<T>(a.data(), m, pieces, group, block, n, n)
                             : strided<T>(a.data(), m, pieces, 1, block, block, last);
   const std::int64_t drows = stacked ? group * n : block;
+  // A partial last node fills only its first last_node rows of its columns of buf: the rest is
+  // defined by nobody. Both backends start from the same poison, so the whole buffer compares
+  // (and a write outside a node's rows shows).
   Matrix<T> buf(stacked ? drows : 1, stacked ? nodes * n : 1);
-  Matrix<T> buf_gpu(buf.rows(), buf.cols(), MemorySpace::device, gpu.device());
+  for (std::int64_t j = 0; j < buf.cols(); ++j)
+    for (std::int64_t i = 0; i < buf.rows(); ++i) buf(i, j) = T(7.25);
+  Matrix<T> buf_gpu = to_ctx<T>(gpu, buf.view());
   const std::int64_t last_node = stacked ? (pieces - (nodes - 1) * group) * n : last;
   Pieces<T> dst_c = stacked ? strided<T>(buf.data(), drows, nodes, 1, n * drows, drows, last_node)
                             : src_c;
@@ -90,7 +110,7 @@ void compare(Context& gpu, std::int64_t m, std::int64_t n, std::int64_t block, s
   for (Op op : {Op::trans, Op::no_trans}) {
     for (bool top_only : {false, true}) {
       if (top_only && stacked) continue;
-      for (std::int64_t k : {1, 3, 40}) {
+      for (std::int64_t k : {1, 3, 40, 64}) {
         SCOPED_TRACE(std::string(op == Op::trans ? "Q^T" : "Q") + " k " + std::to_string(k) +
                      (top_only ? " top_only" : ""));
         Matrix<T> c = random_matrix<T>(m, k, seed + 10 + k);
@@ -116,9 +136,9 @@ TEST_P(TsqrTreeKernelTwinsCuda, LeafBlocksInPlace) {
     // that takes the per-block cuSOLVER path.
     for (auto [m, n, block] : std::vector<std::tuple<int, int, int>>{
              {640, 1, 64}, {1000, 16, 96}, {2100, 32, 200}, {3000, 64, 256}, {777, 5, 100},
-             {2400, 150, 800}}) {
+             {2400, 150, 800}, {2560, 64, 256}, {2048, 100, 256}, {4096, 16, 1024}}) {
       SCOPED_TRACE(std::to_string(m) + "x" + std::to_string(n) + " block " + std::to_string(block));
-      compare<T>(ctx(), m, n, block, 1, false, 100 + n);
+      for_each_factor_kernel([&] { compare<T>(ctx(), m, n, block, 1, false, 100 + n); });
     }
   }));
 }
@@ -131,7 +151,21 @@ TEST_P(TsqrTreeKernelTwinsCuda, StackedTriangles) {
              {1000, 8, 100, 4}, {2000, 32, 100, 3}, {4096, 64, 128, 2}, {800, 16, 50, 16},
              {3000, 150, 300, 2}}) {
       SCOPED_TRACE(std::to_string(m) + "x" + std::to_string(n) + " group " + std::to_string(group));
-      compare<T>(ctx(), m, n, block, group, true, 200 + n);
+      for_each_factor_kernel([&] { compare<T>(ctx(), m, n, block, group, true, 200 + n); });
+    }
+  }));
+}
+
+TEST_P(TsqrTreeKernelTwinsCuda, TinyAndHugeEntries) {
+  GPUQR_FOR_PRECISION(([&]<class T>() {
+    // Column norms whose squares under- or overflow: the kernels' scaled-norm path.
+    const bool fp64 = sizeof(T) == 8;
+    for (T scale : {T(fp64 ? 1e-160 : 1e-20), T(fp64 ? 1e150 : 1e18)}) {
+      SCOPED_TRACE("scale " + std::to_string(double(scale)));
+      for_each_factor_kernel([&] {
+        compare<T>(ctx(), 1200, 24, 300, 1, false, 500, scale);
+        compare<T>(ctx(), 1200, 24, 300, 4, true, 501, scale);
+      });
     }
   }));
 }

@@ -10,18 +10,26 @@
 // The apply kernel keeps V in shared memory and walks C in chunks of columns, one warp per
 // column: the reflectors need no block-wide barrier there.
 //
+// The apply to k >= n/2 columns (forming Q) of blocks of up to 1024 rows and 16 < n <= 64
+// (FP64) / 128 (FP32) takes the register-resident kernel of src/cuda/tsqr_register_qr.cuh
+// instead (faster there: see reg_apply); its factor twin runs where a block does not fit
+// shared memory, or everywhere with GPUQR_TSQR_FACTOR_KERNEL=register (slower as measured:
+// see register_factor).
 // Blocks too tall for shared memory (wide n) go to cuSOLVER, one call per block (geqrf /
 // ormqr, with small gather/scatter copies for stacked pieces). Nothing here synchronizes the
 // host; the only allocation is the grow-only tall-skinny workspace of that fallback's apply.
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <limits>
 #include <string>
+#include <type_traits>
 
 #include "src/core/dense_kernels.hpp"
 #include "src/core/tsqr_kernels.hpp"
 #include "src/cuda/check.hpp"
+#include "src/cuda/tsqr_register_qr.cuh"
 
 namespace gpuqr::kernels::cuda {
 namespace {
@@ -373,6 +381,98 @@ void apply_per_block(detail::ContextImpl& ctx, Op op, Pieces<const T> v, std::in
   }
 }
 
+// ---- register-resident path --------------------------------------------------------------
+
+/// A register kernel's shape: NC columns (>= n), G row groups of reg::kRpt rows.
+struct RegShape {
+  int nc = 0, g = 0;
+  std::int64_t rows() const { return std::int64_t(g) * reg::kRpt; }
+  explicit operator bool() const { return nc > 0; }
+};
+
+/// Calls f(NC, G) (as integral constants) for the instantiated shapes; false for others.
+template <class T, class F>
+bool with_shape(RegShape s, F&& f) {
+  using std::integral_constant;
+  switch (s.nc * 100 + s.g) {
+    case 1608: f(integral_constant<int, 16>{}, integral_constant<int, 8>{}); return true;
+    case 1616: f(integral_constant<int, 16>{}, integral_constant<int, 16>{}); return true;
+    case 1632: f(integral_constant<int, 16>{}, integral_constant<int, 32>{}); return true;
+    case 3208: f(integral_constant<int, 32>{}, integral_constant<int, 8>{}); return true;
+    case 3216: f(integral_constant<int, 32>{}, integral_constant<int, 16>{}); return true;
+    case 6404: f(integral_constant<int, 64>{}, integral_constant<int, 4>{}); return true;
+    case 6408: f(integral_constant<int, 64>{}, integral_constant<int, 8>{}); return true;
+    default: break;
+  }
+  if constexpr (sizeof(T) == 4) {  // FP32 holds twice the rows in the same registers
+    switch (s.nc * 100 + s.g) {
+      case 3232: f(integral_constant<int, 32>{}, integral_constant<int, 32>{}); return true;
+      case 6416: f(integral_constant<int, 64>{}, integral_constant<int, 16>{}); return true;
+      case 12804: f(integral_constant<int, 128>{}, integral_constant<int, 4>{}); return true;
+      case 12808: f(integral_constant<int, 128>{}, integral_constant<int, 8>{}); return true;
+      default: break;
+    }
+  }
+  return false;
+}
+
+/// The smallest instantiated shape holding n columns and `rows` rows; empty if none.
+RegShape reg_shape(int elem, std::int64_t n, std::int64_t rows) {
+  const int max_nc = elem == 4 ? 128 : 64;
+  for (int nc = 16; nc <= max_nc; nc *= 2) {
+    if (n > nc) continue;
+    const int max_g = std::min(1024 / nc, elem == 4 ? 32 : (nc == 64 ? 8 : (nc == 32 ? 16 : 32)));
+    for (int g = (nc >= 64 ? 4 : 8); g <= max_g; g *= 2)
+      if (std::int64_t(g) * reg::kRpt >= rows) return RegShape{nc, g};
+    return RegShape{};
+  }
+  return RegShape{};
+}
+
+/// GPUQR_TSQR_FACTOR_KERNEL=register: factor with the register kernel wherever it holds the
+/// block. The default is the shared-memory kernel, which measured faster for the factorization
+/// (H200, 1048576 x 16..64: e.g. FP64 n = 64 10.5 ms against 12.0; docs/PERF.md); the register
+/// kernel is the faster apply (form_q FP64 n = 64: 7.7 ms against 28.9).
+bool register_factor() {
+  const char* text = std::getenv("GPUQR_TSQR_FACTOR_KERNEL");
+  return text != nullptr && std::string(text) == "register";
+}
+
+template <class T>
+bool reg_geqrf(detail::ContextImpl& ctx, Pieces<const T> src, Pieces<T> dst, std::int64_t n,
+               MatrixView<T> tau, bool stacked) {
+  const RegShape shape = reg_shape(sizeof(T), n, src.max_block_rows());
+  if (!shape) return false;
+  return with_shape<T>(shape, [&](auto nc, auto g) {
+    constexpr int NC = decltype(nc)::value, G = decltype(g)::value;
+    reg::geqrf_kernel<T, NC, G><<<grid_of(src.blocks(), "tsqr_batched_geqrf"), NC * G, 0,
+                                  ctx.stream>>>(src, dst, static_cast<int>(n), tau.data(),
+                                                tau.ld(), stacked);
+    GPUQR_CUDA_CHECK_LAUNCH(ctx.stream);
+  });
+}
+
+template <class T>
+bool reg_apply(detail::ContextImpl& ctx, Op op, Pieces<const T> v, std::int64_t n,
+               MatrixView<const T> tau, Pieces<T> c, std::int64_t k, bool top_only) {
+  // Measured (H200, 1048576 rows): faster than the shared-memory apply for forming Q at
+  // n = 32, 64 (FP64 n = 64: 19.9 ms against 28.9), slower for a few columns of C (Q^T b at
+  // n = 64: 7.2 against 2.8: its cost per reflector does not shrink with k) and at n = 16.
+  if (n <= 16 || 2 * k < n) return false;
+  const RegShape shape = reg_shape(sizeof(T), n, v.max_block_rows());
+  if (!shape) return false;
+  const std::int64_t bytes = shape.rows() * n * static_cast<std::int64_t>(sizeof(T));
+  if (bytes > smem_budget(ctx.device)) return false;
+  return with_shape<T>(shape, [&](auto nc, auto g) {
+    constexpr int NC = decltype(nc)::value, G = decltype(g)::value;
+    allow_smem(reg::apply_kernel<T, NC, G>, bytes);
+    reg::apply_kernel<T, NC, G><<<grid_of(v.blocks(), "tsqr_batched_apply"), NC * G, bytes,
+                                  ctx.stream>>>(v, static_cast<int>(n), tau.data(), tau.ld(), c,
+                                                k, op == Op::trans, top_only);
+    GPUQR_CUDA_CHECK_LAUNCH(ctx.stream);
+  });
+}
+
 }  // namespace
 
 std::int64_t tsqr_block_rows_limit(detail::ContextImpl& ctx, int elem_bytes, std::int64_t n,
@@ -391,7 +491,9 @@ void tsqr_batched_geqrf(detail::ContextImpl& ctx, Pieces<const T> src, Pieces<T>
   DeviceGuard guard(ctx.device);
   const std::int64_t rows = src.max_block_rows();
   const std::int64_t bytes = geqrf_bytes(rows, n, sizeof(T));
-  if (bytes > smem_budget(ctx.device)) {
+  const bool fits = bytes <= smem_budget(ctx.device);
+  if ((register_factor() || !fits) && reg_geqrf<T>(ctx, src, dst, n, tau, stacked)) return;
+  if (!fits) {
     geqrf_per_block<T>(ctx, src, dst, n, tau, stacked);
     return;
   }
@@ -408,6 +510,7 @@ void tsqr_batched_apply(detail::ContextImpl& ctx, Op op, Pieces<const T> v, std:
   const std::int64_t blocks = v.blocks();
   if (blocks == 0 || n == 0 || k == 0) return;
   DeviceGuard guard(ctx.device);
+  if (reg_apply<T>(ctx, op, v, n, tau, c, k, top_only)) return;
   const std::int64_t rows = std::max<std::int64_t>(v.max_block_rows(), 1);
   const std::int64_t budget = smem_budget(ctx.device) / static_cast<std::int64_t>(sizeof(T));
   const std::int64_t kc = std::min(k, (budget - n - rows * n) / rows);
