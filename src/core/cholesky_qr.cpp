@@ -17,6 +17,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
+#include <string>
 #include <limits>
 
 #include "src/core/cholqr_kernels.hpp"
@@ -24,6 +26,18 @@
 #include "src/core/dispatch.hpp"
 
 namespace gpuqr::detail {
+
+namespace {
+/// GPUQR_CHOLQR_SINGLE_PASS=0 turns the single-pass CholeskyQR2 off, for measurements.
+bool single_pass_enabled() {
+  static const bool on = [] {
+    const char* v = std::getenv("GPUQR_CHOLQR_SINGLE_PASS");
+    return v == nullptr || std::string(v) != "0";
+  }();
+  return on;
+}
+}  // namespace
+
 
 double cholesky_shift_factor(std::int64_t m, std::int64_t n, double unit_roundoff) {
   return 11.0 * (double(m) * double(n) + double(n) * double(n + 1)) * unit_roundoff;
@@ -141,7 +155,8 @@ CholeskyQrOutcome cholesky_qr(const Context& ctx, MatrixView<const T> a, MatrixV
       outcome.last_offset = x[kStatusOffset];
       break;
     }
-    if (s == 0 && !shifted && single_pass_ok && x[kStatusBreakdown] == 0.0 &&
+    if (s == 0 && !shifted && single_pass_ok && single_pass_enabled() &&
+        x[kStatusBreakdown] == 0.0 &&
         kappa_f / std::sqrt(double(n)) <= kSinglePassCondition) {
       outcome.single_pass = true;
       continue;

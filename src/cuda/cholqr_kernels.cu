@@ -10,6 +10,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
+#include <string>
 
 #include "src/core/blocked_kernels.hpp"
 #include "src/core/cholqr_kernels.hpp"
@@ -194,7 +196,17 @@ struct GramSplit {
   std::int64_t blocks = 0;  // ceil(m / rows); 1 means one plain GEMM
 };
 
+/// GPUQR_GRAM_SPLIT=0 turns the split off (one plain GEMM), for measurements.
+bool gram_split_enabled() {
+  static const bool on = [] {
+    const char* v = std::getenv("GPUQR_GRAM_SPLIT");
+    return v == nullptr || std::string(v) != "0";
+  }();
+  return on;
+}
+
 GramSplit gram_split(std::int64_t m, std::int64_t n, std::size_t elem) {
+  if (!gram_split_enabled()) return {std::max<std::int64_t>(m, 1), 1};
   const std::size_t one = std::size_t(n) * std::size_t(n) * elem;
   const std::int64_t max_blocks = std::max<std::int64_t>(
       1, std::min<std::int64_t>(kMaxBlocks, static_cast<std::int64_t>(kPartialBytes / one)));
