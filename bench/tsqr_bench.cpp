@@ -205,6 +205,13 @@ double time_ms(int repeat, const std::function<void()>& restore,
   return median(t);
 }
 
+/// x in %.3e (the orthogonality figures are far below 1e-6 in double).
+std::string sci(double x) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3e", x);
+  return buf;
+}
+
 /// ||Q^T Q - I||_F of a device m x n Q (m = ld), via one GEMM.
 template <class T>
 double orthogonality(cublasHandle_t h, const T* q, std::int64_t m, std::int64_t n) {
@@ -323,7 +330,7 @@ void run_shape(const Options& o, std::int64_t m, std::int64_t n, double bandwidt
       std::printf("%c %9lld %5lld %-8s %-21s %10.3f %10.3f %8.2f %8.2f  %-21s %s%s\n", prec,
                   (long long)m, (long long)n, form.c_str(), name.c_str(), ours, base,
                   base / ours, ours / floor_ms, gpuqr::to_string(used.method),
-                  orth >= 0 ? (std::to_string(orth) + " (cusolver " + std::to_string(base_orth) + ")").c_str() : "-",
+                  orth >= 0 ? (sci(orth) + " (cusolver " + sci(base_orth) + ")").c_str() : "-",
                   bad_orth ? "  FAIL" : "");
       std::fflush(stdout);
       if (json != nullptr) {
@@ -333,7 +340,7 @@ void run_shape(const Options& o, std::int64_t m, std::int64_t n, double bandwidt
               << ",\"cusolver_ms\":" << base << ",\"cusolver_op\":\""
               << (form == "explicit" ? "geqrf+orgqr" : "geqrf") << "\",\"speedup\":"
               << base / ours << ",\"floor_ms\":" << floor_ms << ",\"floor_ratio\":"
-              << ours / floor_ms << ",\"orth\":" << (orth >= 0 ? std::to_string(orth) : "null")
+              << ours / floor_ms << ",\"orth\":" << (orth >= 0 ? sci(orth) : "null")
               << ",\"fallback_reason\":\"" << used.fallback_reason << "\"}\n";
       }
     }
