@@ -231,13 +231,27 @@ TEST_P(TsqrMethods, TallSkinnyQRObject) {
   GPUQR_FOR_PRECISION(([&]<class T>() {
     const std::int64_t m = 700, n = 40, k = 3;
     const double eps = accuracy::eps<T>();
+    for (const bool borrow : {false, true})
     for (TsqrMethod method : kMethods) {
-      SCOPED_TRACE(to_string(method));
+      SCOPED_TRACE(std::string(to_string(method)) + (borrow ? " borrowing A" : ""));
       const Matrix<T> a = random_matrix<T>(m, n, 900);
       const Matrix<T> b = random_matrix<T>(m, k, 901);
       const Matrix<T> y = random_matrix<T>(n, k, 902);
       const Matrix<T> a_ctx = to_ctx<T>(ctx(), a.view());
-      const TallSkinnyQR<T> qr(ctx(), a_ctx.view(), with(method));
+      TsqrOptions options = with(method);
+      options.borrow_input = borrow;
+      const TallSkinnyQR<T> qr(ctx(), a_ctx.view(), options);
+      // Borrowing happens exactly where Q stays A R^{-1}: CholeskyQR2 on this well-conditioned
+      // A (kappa ~ 2), chosen by name or by automatic; the caller's A is never written.
+      const bool cholesky = method == TsqrMethod::cholesky_qr2 || method == TsqrMethod::automatic;
+      EXPECT_EQ(qr.info().input_borrowed, borrow && cholesky);
+      {
+        const Matrix<T> after = to_host(ctx(), a_ctx);
+        bool same = true;
+        for (std::int64_t j = 0; j < n; ++j)
+          for (std::int64_t i = 0; i < m; ++i) same = same && after(i, j) == a(i, j);
+        EXPECT_TRUE(same) << "the caller's A changed";
+      }
       EXPECT_EQ(qr.rows(), m);
       EXPECT_EQ(qr.cols(), n);
       EXPECT_NE(qr.info().method, TsqrMethod::automatic);
@@ -267,6 +281,24 @@ TEST_P(TsqrMethods, TallSkinnyQRObject) {
                       accuracy::lstsq_optimality_ratio<T>(a.view(), x.view(), b.view())),
                 kLapackBound);
     }
+  }));
+}
+
+// Borrowing on an ill-conditioned A: CholeskyQR cannot keep Q implicit, the object copies A
+// and falls back; the result is still as accurate as Householder QR's.
+TEST_P(TsqrMethods, BorrowedInputFallsBackToACopy) {
+  GPUQR_FOR_PRECISION(([&]<class T>() {
+    const std::int64_t m = 1000, n = 200;
+    const Matrix<T> a = stress_matrix<T>(m, n, 99, 1e-10, 2020);
+    const Matrix<T> a_ctx = to_ctx<T>(ctx(), a.view());
+    TsqrOptions options;
+    options.borrow_input = true;
+    const TallSkinnyQR<T> qr(ctx(), a_ctx.view(), options);
+    EXPECT_FALSE(qr.info().input_borrowed);
+    const Matrix<T> q = to_host(ctx(), qr.matrix_q());
+    const Matrix<T> r = to_host(ctx(), qr.matrix_r());
+    EXPECT_LT(accuracy::qr_backward_error<T>(a.view(), q.view(), r.view()), kLapackBound);
+    EXPECT_LT(accuracy::orthogonality<T>(q.view()), kLapackBound);
   }));
 }
 

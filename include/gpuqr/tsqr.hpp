@@ -71,6 +71,12 @@ struct TsqrOptions {
   /// the method, fallback_reason says why it is not to be trusted): for experiments only.
   /// `automatic` always falls back.
   bool fallback = true;
+  /// TallSkinnyQR only: when the factorization can keep Q implicit as A R^{-1} (single-pass
+  /// CholeskyQR2, the well-conditioned case), keep a view of the caller's `a` instead of a
+  /// copy: no m x n allocation and no copy, R costs two reads of A. The caller must then keep
+  /// `a` alive and unchanged while the object is used. Otherwise (other methods, or Q that must
+  /// be formed) the object copies A as usual; TsqrInfo::input_borrowed says which happened.
+  bool borrow_input = false;
 };
 
 /// What a tall-skinny factorization did.
@@ -82,6 +88,8 @@ struct TsqrInfo {
   /// A method that was tried first and given up (e.g. the Cholesky factorization of the Gram
   /// matrix broke down) before `method` produced the result; empty when none.
   std::string fallback_reason;
+  /// TallSkinnyQR with borrow_input: true when the object kept a view of the caller's A.
+  bool input_borrowed = false;
   /// qrf_ah: how many panels ended early on the breakdown test.
   std::int64_t panels_shrunk = 0;
   /// CholeskyQR methods: ||W^T W - I||_F for the input W of the last CholeskyQR step, the

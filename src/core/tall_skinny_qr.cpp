@@ -26,7 +26,8 @@ struct TallSkinnyQR<T>::State {
   TsqrInfo info;
   std::int64_t m = 0, n = 0;
   Matrix<T> store;  // q, r and rinv below, one allocation
-  MatrixView<T> q;  // m x n: the explicit Q, A (implicit), or geqrf's compact form (tau set)
+  MatrixView<T> q;  // m x n: the explicit Q, A (implicit: the copy, or the caller's A when
+                    // borrowed, then only read), or geqrf's compact form (tau set)
   MatrixView<T> r;  // n x n
   MatrixView<T> rinv;  // n x n: R^{-1} when `implicit`
   bool implicit = false;
@@ -47,6 +48,19 @@ TallSkinnyQR<T>::TallSkinnyQR(Context ctx, MatrixView<const T> a, const TsqrOpti
   const std::int64_t m = a.rows(), n = a.cols();
   state->m = m;
   state->n = n;
+  if (options.borrow_input && n > 0) {
+    // R and R^{-1} only; Q stays the caller's A times R^{-1} (read-only from here on).
+    state->store = Matrix<T>(2 * n * n, 1, space, dev);
+    state->r = MatrixView<T>(state->store.data(), n, n, n, space, dev);
+    state->rinv = MatrixView<T>(state->store.data() + n * n, n, n, n, space, dev);
+    if (detail::run_borrowed<T>(ctx, a, state->r, state->rinv, options, state->info)) {
+      state->q = MatrixView<T>(const_cast<T*>(a.data()), m, n, a.ld(), space, dev);
+      state->implicit = true;
+      state->info.input_borrowed = true;
+      state_ = std::move(state);
+      return;
+    }
+  }
   state->store = Matrix<T>(std::max<std::int64_t>(m * n + 2 * n * n, 1), 1, space, dev);
   T* base = state->store.data();
   state->q = MatrixView<T>(base, m, n, std::max<std::int64_t>(m, 1), space, dev);

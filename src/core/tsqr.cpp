@@ -189,6 +189,25 @@ TsqrInfo run_implicit(const Context& ctx, MatrixView<T> a, MatrixView<T> r, Matr
   return run_explicit<T>(ctx, MatrixView<const T>(a), a, r, options);
 }
 
+template <class T>
+bool run_borrowed(const Context& ctx, MatrixView<const T> a, MatrixView<T> r, MatrixView<T> rinv,
+                  const TsqrOptions& options, TsqrInfo& info) {
+  if (a.cols() == 0 || options.method == TsqrMethod::tsqr ||
+      options.method == TsqrMethod::qrf_ah || options.method == TsqrMethod::householder) {
+    return false;
+  }
+  TsqrBuffers<T> buf;
+  bool implicit = false;
+  TsqrInfo tried;
+  if (!try_cholesky<T>(ctx, a, MatrixView<T>(), options, buf, tried, &implicit) || !implicit) {
+    return false;  // nothing of the caller's was written; the caller copies A and starts over
+  }
+  info = tried;
+  GPUQR_DISPATCH(ctx, copy, MatrixView<const T>(buf.prod), r);
+  GPUQR_DISPATCH(ctx, copy, MatrixView<const T>(buf.rinv_all), rinv);
+  return true;
+}
+
 }  // namespace detail
 
 template <class T>
@@ -261,6 +280,8 @@ TsqrInfo tsqr_geqrf(const Context& ctx, MatrixView<T> a, VectorView<T> tau,
                                             MatrixView<T>, MatrixView<T>, const TsqrOptions&); \
   template TsqrInfo detail::run_implicit<T>(const Context&, MatrixView<T>, MatrixView<T>,      \
                                             MatrixView<T>, const TsqrOptions&, bool&);       \
+  template bool detail::run_borrowed<T>(const Context&, MatrixView<const T>, MatrixView<T>,   \
+                                        MatrixView<T>, const TsqrOptions&, TsqrInfo&);       \
   template void detail::tsqr_tree_explicit<T>(const Context&, MatrixView<const T>,           \
                                               MatrixView<T>, MatrixView<T>, std::int64_t);
 

@@ -18,6 +18,14 @@ void check_tall_skinny(const Context& ctx, MatrixView<const T> a, const TsqrOpti
 /// True when `automatic` tries the CholeskyQR methods for an m x n matrix (m >= 4 n).
 bool tall_enough(std::int64_t m, std::int64_t n);
 
+/// TallSkinnyQR's borrowed-input path (TsqrOptions::borrow_input): CholeskyQR on `a` itself.
+/// True when the result keeps Q implicit as a R^{-1} (single-pass CholeskyQR2): R in `r`,
+/// R^{-1} in `rinv`, `info` filled, nothing tall written. False otherwise (another method is
+/// needed, or Q would have to be formed): then nothing was written and the caller copies A.
+template <class T>
+bool run_borrowed(const Context& ctx, MatrixView<const T> a, MatrixView<T> r, MatrixView<T> rinv,
+                  const TsqrOptions& options, TsqrInfo& info);
+
 /// True when `automatic` uses the TSQR tree (after CholeskyQR was rejected, or instead of
 /// Householder QR): shapes where the tree was measured faster than the blocked Householder QR.
 bool tsqr_preferred(std::int64_t m, std::int64_t n);
