@@ -23,6 +23,7 @@
 #include <functional>
 #include <sstream>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "gpuqr/context.hpp"
@@ -140,50 +141,33 @@ double copy_bandwidth(std::size_t bytes) {
   return 2.0 * double(bytes) / (best * 1e-3);
 }
 
+/// cuSOLVER's geqrf/orgqr (k = n, lda = m) and cuBLAS's Gram matrix Q^T Q, for float or double.
 template <class T>
-struct Solver;
-template <>
-struct Solver<double> {
-  static cusolverStatus_t geqrf_size(cusolverDnHandle_t h, int m, int n, double* a, int* lw) {
-    return cusolverDnDgeqrf_bufferSize(h, m, n, a, m, lw);
+struct Solver {
+  static constexpr bool kDouble = std::is_same_v<T, double>;
+  static cusolverStatus_t geqrf_size(cusolverDnHandle_t h, int m, int n, T* a, int* lw) {
+    if constexpr (kDouble) return cusolverDnDgeqrf_bufferSize(h, m, n, a, m, lw);
+    else return cusolverDnSgeqrf_bufferSize(h, m, n, a, m, lw);
   }
-  static cusolverStatus_t orgqr_size(cusolverDnHandle_t h, int m, int n, double* a, double* t,
-                                     int* lw) {
-    return cusolverDnDorgqr_bufferSize(h, m, n, n, a, m, t, lw);
+  static cusolverStatus_t orgqr_size(cusolverDnHandle_t h, int m, int n, T* a, T* t, int* lw) {
+    if constexpr (kDouble) return cusolverDnDorgqr_bufferSize(h, m, n, n, a, m, t, lw);
+    else return cusolverDnSorgqr_bufferSize(h, m, n, n, a, m, t, lw);
   }
-  static cusolverStatus_t geqrf(cusolverDnHandle_t h, int m, int n, double* a, double* t,
-                                double* w, int lw, int* info) {
-    return cusolverDnDgeqrf(h, m, n, a, m, t, w, lw, info);
+  static cusolverStatus_t geqrf(cusolverDnHandle_t h, int m, int n, T* a, T* t, T* w, int lw,
+                                int* info) {
+    if constexpr (kDouble) return cusolverDnDgeqrf(h, m, n, a, m, t, w, lw, info);
+    else return cusolverDnSgeqrf(h, m, n, a, m, t, w, lw, info);
   }
-  static cusolverStatus_t orgqr(cusolverDnHandle_t h, int m, int n, double* a, double* t,
-                                double* w, int lw, int* info) {
-    return cusolverDnDorgqr(h, m, n, n, a, m, t, w, lw, info);
+  static cusolverStatus_t orgqr(cusolverDnHandle_t h, int m, int n, T* a, T* t, T* w, int lw,
+                                int* info) {
+    if constexpr (kDouble) return cusolverDnDorgqr(h, m, n, n, a, m, t, w, lw, info);
+    else return cusolverDnSorgqr(h, m, n, n, a, m, t, w, lw, info);
   }
-  static cublasStatus_t gram(cublasHandle_t h, int m, int n, const double* q, double* g) {
-    const double one = 1, zero = 0;
-    return cublasDgemm(h, CUBLAS_OP_T, CUBLAS_OP_N, n, n, m, &one, q, m, q, m, &zero, g, n);
-  }
-};
-template <>
-struct Solver<float> {
-  static cusolverStatus_t geqrf_size(cusolverDnHandle_t h, int m, int n, float* a, int* lw) {
-    return cusolverDnSgeqrf_bufferSize(h, m, n, a, m, lw);
-  }
-  static cusolverStatus_t orgqr_size(cusolverDnHandle_t h, int m, int n, float* a, float* t,
-                                     int* lw) {
-    return cusolverDnSorgqr_bufferSize(h, m, n, n, a, m, t, lw);
-  }
-  static cusolverStatus_t geqrf(cusolverDnHandle_t h, int m, int n, float* a, float* t,
-                                float* w, int lw, int* info) {
-    return cusolverDnSgeqrf(h, m, n, a, m, t, w, lw, info);
-  }
-  static cusolverStatus_t orgqr(cusolverDnHandle_t h, int m, int n, float* a, float* t,
-                                float* w, int lw, int* info) {
-    return cusolverDnSorgqr(h, m, n, n, a, m, t, w, lw, info);
-  }
-  static cublasStatus_t gram(cublasHandle_t h, int m, int n, const float* q, float* g) {
-    const float one = 1, zero = 0;
-    return cublasSgemm(h, CUBLAS_OP_T, CUBLAS_OP_N, n, n, m, &one, q, m, q, m, &zero, g, n);
+  static cublasStatus_t gram(cublasHandle_t h, int m, int n, const T* q, T* g) {
+    const T one = 1, zero = 0;
+    if constexpr (kDouble)
+      return cublasDgemm(h, CUBLAS_OP_T, CUBLAS_OP_N, n, n, m, &one, q, m, q, m, &zero, g, n);
+    else return cublasSgemm(h, CUBLAS_OP_T, CUBLAS_OP_N, n, n, m, &one, q, m, q, m, &zero, g, n);
   }
 };
 

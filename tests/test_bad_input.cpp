@@ -9,38 +9,13 @@
 #include "gpuqr/accuracy.hpp"
 #include "gpuqr/dense.hpp"
 #include "tests/support/backends.hpp"
+#include "tests/support/bad_input.hpp"
 #include "tests/support/generators.hpp"
 
 namespace gpuqr::testing {
 namespace {
 
 class BadInput : public BackendTest {};
-
-template <class T>
-VectorView<T> vec(Matrix<T>& m, std::int64_t size) {
-  return VectorView<T>(m.data(), size, m.space(), m.device());
-}
-
-/// Bitwise equality of two host matrices (NaN equal to NaN).
-template <class T>
-bool same_bits(const Matrix<T>& x, const Matrix<T>& y) {
-  if (x.rows() != y.rows() || x.cols() != y.cols()) return false;
-  for (std::int64_t j = 0; j < x.cols(); ++j)
-    for (std::int64_t i = 0; i < x.rows(); ++i)
-      if (std::memcmp(&x(i, j), &y(i, j), sizeof(T)) != 0) return false;
-  return true;
-}
-
-/// Runs `call`, expects InvalidArgument whose message contains `needle`.
-template <class F>
-void expect_invalid(F&& call, const std::string& needle) {
-  try {
-    call();
-    ADD_FAILURE() << "expected InvalidArgument containing '" << needle << "'";
-  } catch (const InvalidArgument& e) {
-    EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
-  }
-}
 
 TEST_P(BadInput, WrongDimensionsLeaveOutputsUntouched) {
   GPUQR_FOR_PRECISION(([&]<class T>() {

@@ -19,11 +19,6 @@ constexpr double kBound = 30.0;
 
 class BlockedQR : public BackendTest {};
 
-template <class T>
-VectorView<T> vec(Matrix<T>& m) {
-  return VectorView<T>(m.data(), m.rows(), m.space(), m.device());
-}
-
 const detail::BlockSizes kSizes[] = {{8, 4}, {16, 16}, {64, 32}, {96, 32}, {0, 0}};
 
 TEST_P(BlockedQR, GeqrfAndOrgqrAcrossBlockSizes) {

@@ -28,11 +28,6 @@ const Shape kShapes[] = {{0, 0},     {1, 1},     {1, 6},     {6, 1},   {37, 1}, 
 const MatrixKind kKinds[] = {MatrixKind::random, MatrixKind::graded, MatrixKind::ill_conditioned,
                              MatrixKind::rank_deficient};
 
-template <class T>
-VectorView<T> vec(Matrix<T>& m) {
-  return VectorView<T>(m.data(), m.rows(), m.space(), m.device());
-}
-
 /// R (k x n, zeros below) and thin Q (m x k) from geqrf's output, on the host.
 template <class T>
 void split_qr(const Context& ctx, const Matrix<T>& qr_dev, Matrix<T>& tau_dev, Matrix<T>& q,

@@ -10,34 +10,12 @@
 #include "src/core/dense_kernels.hpp"
 #include "tests/support/backends.hpp"
 #include "tests/support/generators.hpp"
+#include "tests/support/twins.hpp"
 
 namespace gpuqr::testing {
 namespace {
 
 class KernelTwins : public BackendTest {};
-
-template <class T>
-VectorView<T> vec(Matrix<T>& m) {
-  return VectorView<T>(m.data(), m.rows(), m.space(), m.device());
-}
-
-/// max |x - y| / (max |y| * scale): entrywise agreement relative to the data's size.
-template <class T>
-double entry_diff(const Matrix<T>& x, const Matrix<T>& y) {
-  double diff = 0.0, size = 0.0;
-  for (std::int64_t j = 0; j < y.cols(); ++j)
-    for (std::int64_t i = 0; i < y.rows(); ++i) {
-      diff = std::max(diff, std::abs(double(x(i, j)) - double(y(i, j))));
-      size = std::max(size, std::abs(double(y(i, j))));
-    }
-  return size > 0 ? diff / size : diff;
-}
-
-/// The leading `cols` columns of x and y (all of them by default).
-template <class T>
-Matrix<T> lead(const Matrix<T>& x, std::int64_t rows, std::int64_t cols) {
-  return Matrix<T>::copy_of(MatrixView<const T>(x.view().block(0, 0, rows, cols)));
-}
 
 /// Runs panel_qr on both backends for `a` and compares R/V, tau and the explicit V. For a
 /// rank-deficient panel only the first `rank` reflectors are determined (the rest reduce
@@ -50,12 +28,10 @@ void compare_panel(Context& gpu, const Matrix<T>& a, std::int64_t rank = -1) {
   Context cpu = Context::cpu();
   Matrix<T> a_cpu = a.clone(), tau_cpu(b, 1), v_cpu(h, b), t_cpu(b, b);
   kernels::cpu::panel_qr<T>(cpu.impl(), a_cpu.view(), vec(tau_cpu), v_cpu.view(), t_cpu.view());
-  for (std::int64_t j = 0; j < b; ++j)
-    for (std::int64_t i = j + 1; i < b; ++i) t_cpu(i, j) = T(0);  // larft leaves it
+  zero_below_diagonal(t_cpu);  // larft leaves it
   Matrix<T> a_gpu = to_ctx<T>(gpu, a.view());
-  Matrix<T> tau_gpu(b, 1, MemorySpace::device, gpu.device());
-  Matrix<T> v_gpu(h, b, MemorySpace::device, gpu.device());
-  Matrix<T> t_gpu(b, b, MemorySpace::device, gpu.device());
+  Matrix<T> tau_gpu = device_matrix<T>(gpu, b, 1), v_gpu = device_matrix<T>(gpu, h, b);
+  Matrix<T> t_gpu = device_matrix<T>(gpu, b, b);
   kernels::cuda::panel_qr<T>(gpu.impl(), a_gpu.view(), vec(tau_gpu), v_gpu.view(), t_gpu.view());
   const double bound = 50.0 * std::sqrt(double(h)) * accuracy::eps<T>();
   const Matrix<T> a_back = to_host(gpu, a_gpu);
@@ -127,12 +103,10 @@ TEST_P(KernelTwins, LarftAndLarfbMatchLapack) {
       Matrix<T> t_cpu(k, k), g_cpu(k, k);
       kernels::cpu::larft<T>(cpu.impl(), v.view(), VectorView<const T>(vec(tau)), t_cpu.view(),
                              g_cpu.view());
-      for (std::int64_t j = 0; j < k; ++j)
-        for (std::int64_t i = j + 1; i < k; ++i) t_cpu(i, j) = T(0);  // LAPACK leaves it
+      zero_below_diagonal(t_cpu);  // LAPACK leaves it
       Matrix<T> v_gpu = to_ctx<T>(ctx(), v.view());
       Matrix<T> tau_gpu = to_ctx<T>(ctx(), tau.view());
-      Matrix<T> t_gpu(k, k, MemorySpace::device, ctx().device());
-      Matrix<T> g_gpu(k, k, MemorySpace::device, ctx().device());
+      Matrix<T> t_gpu = device_matrix<T>(ctx(), k, k), g_gpu = device_matrix<T>(ctx(), k, k);
       kernels::cuda::larft<T>(ctx().impl(), v_gpu.view(), VectorView<const T>(vec(tau_gpu)),
                               t_gpu.view(), g_gpu.view());
       const Matrix<T> t_back = to_host(ctx(), t_gpu);
@@ -147,7 +121,7 @@ TEST_P(KernelTwins, LarftAndLarfbMatchLapack) {
           kernels::cpu::larfb<T>(cpu.impl(), side, op, v.view(), t_cpu.view(), c_cpu.view(),
                                  w_cpu.view());
           Matrix<T> c_gpu = to_ctx<T>(ctx(), c.view());
-          Matrix<T> w_gpu(w_cpu.rows(), w_cpu.cols(), MemorySpace::device, ctx().device());
+          Matrix<T> w_gpu = device_matrix<T>(ctx(), w_cpu.rows(), w_cpu.cols());
           kernels::cuda::larfb<T>(ctx().impl(), side, op, v_gpu.view(), t_gpu.view(),
                                   c_gpu.view(), w_gpu.view());
           EXPECT_LT(entry_diff(to_host(ctx(), c_gpu), c_cpu), 50.0 * h * accuracy::eps<T>());
@@ -164,7 +138,7 @@ TEST_P(KernelTwins, FormVAndLaset) {
     Matrix<T> v_cpu(77, 30);
     kernels::cpu::form_v<T>(cpu.impl(), qr.view(), v_cpu.view());
     Matrix<T> qr_gpu = to_ctx<T>(ctx(), qr.view());
-    Matrix<T> v_gpu(77, 30, MemorySpace::device, ctx().device());
+    Matrix<T> v_gpu = device_matrix<T>(ctx(), 77, 30);
     kernels::cuda::form_v<T>(ctx().impl(), qr_gpu.view(), v_gpu.view());
     EXPECT_EQ(entry_diff(to_host(ctx(), v_gpu), v_cpu), 0.0);
     Matrix<T> s_cpu = random_matrix<T>(20, 9, 51);

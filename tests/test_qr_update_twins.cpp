@@ -11,40 +11,12 @@
 #include "src/core/update_kernels.hpp"
 #include "tests/support/backends.hpp"
 #include "tests/support/generators.hpp"
+#include "tests/support/twins.hpp"
 
 namespace gpuqr::testing {
 namespace {
 
 class QrUpdateCudaTwins : public BackendTest {};
-
-/// max |x - y| / max |y|.
-template <class T>
-double entry_diff(const Matrix<T>& x, const Matrix<T>& y) {
-  double diff = 0.0, size = 0.0;
-  for (std::int64_t j = 0; j < y.cols(); ++j)
-    for (std::int64_t i = 0; i < y.rows(); ++i) {
-      diff = std::max(diff, std::abs(double(x(i, j)) - double(y(i, j))));
-      size = std::max(size, std::abs(double(y(i, j))));
-    }
-  return size > 0 ? diff / size : diff;
-}
-
-/// Indices on the device (owning), for the gather and move leaves.
-struct DeviceIndices {
-  std::int64_t* data = nullptr;
-  std::int64_t size = 0;
-  int device = 0;
-  DeviceIndices(const std::vector<std::int64_t>& host, int dev) : size(host.size()), device(dev) {
-    const std::size_t bytes = host.size() * sizeof(std::int64_t);
-    data = static_cast<std::int64_t*>(detail::allocate(bytes, MemorySpace::device, dev));
-    detail::copy_2d(data, size, MemorySpace::device, host.data(), size, MemorySpace::host, size,
-                    1, sizeof(std::int64_t));
-  }
-  ~DeviceIndices() { detail::deallocate(data, MemorySpace::device, device); }
-  VectorView<const std::int64_t> view() const {
-    return VectorView<const std::int64_t>(data, size, MemorySpace::device, device);
-  }
-};
 
 template <class T>
 double bound(std::int64_t length) {
@@ -57,8 +29,7 @@ TEST_P(QrUpdateCudaTwins, TpmqrtMatchesLapack) {
     const std::int64_t p = 37, k = 20, nc = 29;
     const Matrix<T> v = random_matrix<T>(p, k, 1);
     Matrix<T> t = random_matrix<T>(k, k, 2);
-    for (std::int64_t j = 0; j < k; ++j)
-      for (std::int64_t i = j + 1; i < k; ++i) t(i, j) = T(0);
+    zero_below_diagonal(t);
     for (Side side : {Side::left, Side::right}) {
       for (Op op : {Op::no_trans, Op::trans}) {
         const std::int64_t ar = side == Side::left ? k : nc, ac = side == Side::left ? nc : k;
@@ -67,7 +38,7 @@ TEST_P(QrUpdateCudaTwins, TpmqrtMatchesLapack) {
         Matrix<T> w(ar, ac);
         Matrix<T> a_g = to_ctx<T>(ctx(), a.view()), b_g = to_ctx<T>(ctx(), b.view());
         Matrix<T> v_g = to_ctx<T>(ctx(), v.view()), t_g = to_ctx<T>(ctx(), t.view());
-        Matrix<T> w_g(ar, ac, MemorySpace::device, ctx().device());
+        Matrix<T> w_g = device_matrix<T>(ctx(), ar, ac);
         kernels::cpu::tpmqrt<T>(cpu.impl(), side, op, v.view(), t.view(), a.view(), b.view(),
                                 w.view());
         kernels::cuda::tpmqrt<T>(ctx().impl(), side, op, v_g.view(), t_g.view(), a_g.view(),
@@ -84,11 +55,11 @@ TEST_P(QrUpdateCudaTwins, GatherMoveTransposeAreExact) {
     Context cpu = Context::cpu();
     const Matrix<T> a = random_matrix<T>(50, 40, 5);
     const std::vector<std::int64_t> rows = {7, 0, 49, 23};
-    const DeviceIndices rows_d(rows, ctx().device());
+    const DeviceArray<std::int64_t> rows_d(rows, ctx().device());
     const Matrix<T> a_g = to_ctx<T>(ctx(), a.view());
     for (bool tr : {false, true}) {
       Matrix<T> z(tr ? 30 : 4, tr ? 4 : 30);
-      Matrix<T> z_g(z.rows(), z.cols(), MemorySpace::device, ctx().device());
+      Matrix<T> z_g = device_matrix<T>(ctx(), z.rows(), z.cols());
       kernels::cpu::gather_rows<T>(cpu.impl(), a.view(), VectorView<const std::int64_t>(rows.data(), 4),
                                    10, tr, z.view());
       kernels::cuda::gather_rows<T>(ctx().impl(), a_g.view(), rows_d.view(), 10, tr, z_g.view());
@@ -98,7 +69,7 @@ TEST_P(QrUpdateCudaTwins, GatherMoveTransposeAreExact) {
     // column moves on a 50 x 49 block so that the leading dimension exceeds the width.
     const Matrix<T> sq = random_matrix<T>(50, 50, 6);
     const std::vector<std::int64_t> from = {45, 46, 48}, to = {3, 11, 20};
-    const DeviceIndices from_d(from, ctx().device()), to_d(to, ctx().device());
+    const DeviceArray<std::int64_t> from_d(from, ctx().device()), to_d(to, ctx().device());
     for (bool as_rows : {true, false}) {
       Matrix<T> x = sq.clone();
       Matrix<T> x_g = to_ctx<T>(ctx(), sq.view());
@@ -109,7 +80,7 @@ TEST_P(QrUpdateCudaTwins, GatherMoveTransposeAreExact) {
       kernels::cuda::move_lines<T>(ctx().impl(), xgv, from_d.view(), to_d.view(), as_rows);
       EXPECT_EQ(entry_diff(to_host(ctx(), x_g), x), 0.0);
     }
-    Matrix<T> at(40, 50), at_g(40, 50, MemorySpace::device, ctx().device());
+    Matrix<T> at(40, 50), at_g = device_matrix<T>(ctx(), 40, 50);
     kernels::cpu::transpose<T>(cpu.impl(), a.view(), at.view());
     kernels::cuda::transpose<T>(ctx().impl(), a_g.view(), at_g.view());
     EXPECT_EQ(entry_diff(to_host(ctx(), at_g), at), 0.0);
@@ -131,14 +102,14 @@ TEST_P(QrUpdateCudaTwins, AddRowsSmallMatches) {
       Matrix<T> e = random_matrix<T>(p, k, 33), tau(n, 1);
       Matrix<T> r_g = to_ctx<T>(ctx(), r.view()), u_g = to_ctx<T>(ctx(), u.view());
       Matrix<T> d_g = to_ctx<T>(ctx(), d.view()), e_g = to_ctx<T>(ctx(), e.view());
-      Matrix<T> tau_g(n, 1, MemorySpace::device, ctx().device());
+      Matrix<T> tau_g = device_matrix<T>(ctx(), n, 1);
       // The kernel's int flags, in a buffer of doubles (matrices hold float or double).
-      Matrix<double> flags_g(n / 32 + 2, 1, MemorySpace::device, ctx().device());
+      Matrix<double> flags_g = device_matrix<double>(ctx(), n / 32 + 2, 1);
       kernels::cpu::add_rows_small<T>(cpu.impl(), r.view(), u.view(), d.view(), e.view(),
                                       VectorView<T>(tau.data(), n), VectorView<int>());
       kernels::cuda::add_rows_small<T>(
           ctx().impl(), r_g.view(), u_g.view(), d_g.view(), e_g.view(),
-          VectorView<T>(tau_g.data(), n, MemorySpace::device, ctx().device()),
+          vec(tau_g),
           VectorView<int>(reinterpret_cast<int*>(flags_g.data()), n / 32 + 2, MemorySpace::device, ctx().device()));
       const double tol = bound<T>(10 * n * p);
       EXPECT_LT(entry_diff(to_host(ctx(), r_g), r), tol);
@@ -161,7 +132,7 @@ TEST_P(QrUpdateCudaTwins, DeletionRotationsMatch) {
       const Matrix<T> z_g0 = to_ctx<T>(ctx(), z.view());
       Matrix<T> z_g = z_g0.clone();
       Matrix<T> c(n, p), s(n, p);
-      Matrix<T> c_g(n, p, MemorySpace::device, ctx().device()), s_g(n, p, MemorySpace::device, ctx().device());
+      Matrix<T> c_g = device_matrix<T>(ctx(), n, p), s_g = device_matrix<T>(ctx(), n, p);
       kernels::cpu::deletion_rotations<T>(cpu.impl(), z.view(), c.view(), s.view());
       kernels::cuda::deletion_rotations<T>(ctx().impl(), z_g.view(), c_g.view(), s_g.view());
       EXPECT_LT(entry_diff(to_host(ctx(), c_g), c), bound<T>(n * p));

@@ -5,31 +5,14 @@
 // input validation. Rank detection, apply_qt/apply_q and min-norm, the Q-less mode and the
 // SuiteSparseQR comparison have their own test_sparse_qr_*.cpp files.
 #include <gtest/gtest.h>
-#include <lapacke.h>
 
-#include <algorithm>
 #include <chrono>
-#include <cmath>
-#include <cstdint>
 #include <cstdio>
 #include <numeric>
-#include <random>
-#include <string>
-#include <vector>
 
-#include "gpuqr/accuracy.hpp"
 #include "gpuqr/error.hpp"
-#include "gpuqr/io.hpp"
-#include "gpuqr/sparse.hpp"
-#include "gpuqr/sparse_analysis.hpp"
-#include "gpuqr/sparse_qr.hpp"
 #include "tests/support/sparse_corpus.hpp"
 #include "tests/support/sparse_qr_checks.hpp"
-#include "tests/support/ratios.hpp"
-
-#ifndef GPUQR_DATA_DIR
-#error "GPUQR_DATA_DIR must name the repository's data/ folder"
-#endif
 
 namespace {
 
@@ -74,7 +57,6 @@ TEST(SparseQR, DataMatricesMatchDenseLapack) {
   }
   EXPECT_GE(solved, 6) << "too few corpus matrices were solved";
 }
-
 
 template <class T>
 void random_tall_case() {

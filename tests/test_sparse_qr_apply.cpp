@@ -1,27 +1,13 @@
 // apply_qt / apply_q of the CPU sparse QR (round trips, Q^T A = R) and the minimum-norm
 // solve of underdetermined systems against LAPACK's dgelsd.
 #include <gtest/gtest.h>
-#include <lapacke.h>
 
-#include <algorithm>
-#include <chrono>
-#include <cmath>
-#include <cstdint>
 #include <cstdio>
-#include <numeric>
-#include <random>
-#include <string>
-#include <vector>
 
-#include "gpuqr/accuracy.hpp"
 #include "gpuqr/error.hpp"
 #include "gpuqr/io.hpp"
-#include "gpuqr/sparse.hpp"
-#include "gpuqr/sparse_analysis.hpp"
-#include "gpuqr/sparse_qr.hpp"
 #include "tests/support/sparse_corpus.hpp"
 #include "tests/support/sparse_qr_checks.hpp"
-#include "tests/support/ratios.hpp"
 
 #ifndef GPUQR_DATA_DIR
 #error "GPUQR_DATA_DIR must name the repository's data/ folder"
@@ -159,17 +145,8 @@ void random_tall_round_trip() {
   EXPECT_EQ(qr.r_row_count(), 250);
   check_q_round_trip(a, qr, 5);
   // A matrix with empty rows and a dependent column: empty rows and dead columns in the layout.
-  auto b = random_sparse<T>(300, 120, 2, 43);
-  std::vector<I> ii, jj;
-  std::vector<T> vv;
-  for (I j = 0; j < b.cols; ++j)
-    for (I p = b.col_ptr[j]; p < b.col_ptr[j + 1]; ++p)
-      if (b.row_indices[p] % 7 != 3) {  // rows 3, 10, ... (beyond the diagonal ones) emptied
-        ii.push_back(b.row_indices[p]);
-        jj.push_back(j == 5 ? 4 : j);  // column 5 := column 4 (dependent), column 5 empty
-        vv.push_back(b.values[p]);
-      }
-  const auto c = CscMatrix<T>::from_triplets(300, 120, ii, jj, vv);
+  const auto t = with_empty_rows_and_dependent_column(random_sparse<T>(300, 120, 2, 43));
+  const auto c = CscMatrix<T>::from_triplets(300, 120, t.rows, t.cols, t.values);
   const SparseQR<T> qc(c, any_ordering());
   EXPECT_LT(qc.rank(), 120);
   check_q_round_trip(c, qc, 6);

@@ -186,21 +186,13 @@ void random_case() {
   const auto a = random_sparse<T>(400, 250, 3, 42);
   check_qless(a, any_ordering(), 5);
   const auto b = random_sparse<T>(300, 120, 2, 43);
-  std::vector<I> ii, jj;
-  std::vector<T> vv;
-  for (I j = 0; j < b.cols; ++j)
-    for (I p = b.col_ptr[j]; p < b.col_ptr[j + 1]; ++p)
-      if (b.row_indices[p] % 7 != 3) {  // rows 3, 10, ... (beyond the diagonal ones) emptied
-        ii.push_back(b.row_indices[p]);
-        jj.push_back(j == 5 ? 4 : j);  // column 5 := column 4 (dependent), column 5 empty
-        vv.push_back(b.values[p]);
-      }
+  auto t = with_empty_rows_and_dependent_column(b);
   for (I p = b.col_ptr[9]; p < b.col_ptr[10]; ++p) {  // column 11 := column 9 + column 11
-    ii.push_back(b.row_indices[p]);
-    jj.push_back(11);
-    vv.push_back(b.values[p]);
+    t.rows.push_back(b.row_indices[p]);
+    t.cols.push_back(11);
+    t.values.push_back(b.values[p]);
   }
-  const auto c = CscMatrix<T>::from_triplets(300, 120, ii, jj, vv);
+  const auto c = CscMatrix<T>::from_triplets(300, 120, t.rows, t.cols, t.values);
   const SparseQR<T> probe(c, any_ordering());
   EXPECT_LE(probe.rank(), 119);
   check_qless(c, any_ordering(), 6);

@@ -2,40 +2,18 @@
 // rank and basic solutions against dgelsd, an exactly dependent column, the tolerance off.
 // (The rank against SuiteSparseQR's is in test_sparse_qr_spqr.cpp.)
 #include <gtest/gtest.h>
-#include <lapacke.h>
 
-#include <algorithm>
-#include <chrono>
-#include <cmath>
-#include <cstdint>
 #include <cstdio>
-#include <numeric>
-#include <random>
-#include <string>
-#include <vector>
 
-#include "gpuqr/accuracy.hpp"
-#include "gpuqr/error.hpp"
-#include "gpuqr/io.hpp"
-#include "gpuqr/sparse.hpp"
-#include "gpuqr/sparse_analysis.hpp"
-#include "gpuqr/sparse_qr.hpp"
 #include "tests/support/sparse_corpus.hpp"
 #include "tests/support/sparse_qr_checks.hpp"
-#include "tests/support/ratios.hpp"
-
-#ifndef GPUQR_DATA_DIR
-#error "GPUQR_DATA_DIR must name the repository's data/ folder"
-#endif
 
 namespace {
 
 using namespace gpuqr::testing::sparse;
 using gpuqr::testing::sparse_corpus;
-using gpuqr::testing::structural_rank;
 
 }  // namespace
-
 
 // Rank detection on the corpus (each matrix and, when wide, its transpose): for tall
 // rank-deficient problems the basic solution's optimality and residual against dgelsd.

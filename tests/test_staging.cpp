@@ -11,25 +11,13 @@
 #include "gpuqr/accuracy.hpp"
 #include "gpuqr/dense.hpp"
 #include "tests/support/backends.hpp"
+#include "tests/support/bad_input.hpp"
 #include "tests/support/generators.hpp"
 
 namespace gpuqr::testing {
 namespace {
 
 constexpr double kBound = 30.0;
-
-template <class T>
-VectorView<T> vec(Matrix<T>& m) {
-  return VectorView<T>(m.data(), m.rows(), m.space(), m.device());
-}
-
-template <class T>
-bool same_bits(const Matrix<T>& x, const Matrix<T>& y) {
-  if (x.rows() != y.rows() || x.cols() != y.cols()) return false;
-  for (std::int64_t j = 0; j < x.cols(); ++j)
-    if (std::memcmp(&x(0, j), &y(0, j), sizeof(T) * x.rows()) != 0) return false;
-  return true;
-}
 
 class Staging : public BackendTest {};
 

@@ -8,36 +8,13 @@
 
 #include "gpuqr/tsqr.hpp"
 #include "tests/support/backends.hpp"
+#include "tests/support/bad_input.hpp"
 #include "tests/support/generators.hpp"
 
 namespace gpuqr::testing {
 namespace {
 
 class TsqrBadInput : public BackendTest {};
-
-template <class T>
-bool same_bits(const Matrix<T>& x, const Matrix<T>& y) {
-  if (x.rows() != y.rows() || x.cols() != y.cols()) return false;
-  for (std::int64_t j = 0; j < x.cols(); ++j)
-    for (std::int64_t i = 0; i < x.rows(); ++i)
-      if (std::memcmp(&x(i, j), &y(i, j), sizeof(T)) != 0) return false;
-  return true;
-}
-
-template <class E, class F>
-void expect_throw(F&& call, const std::string& needle) {
-  try {
-    call();
-    ADD_FAILURE() << "expected an exception containing '" << needle << "'";
-  } catch (const E& e) {
-    EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
-  }
-}
-
-template <class T>
-VectorView<T> vec(Matrix<T>& m, std::int64_t size) {
-  return VectorView<T>(m.data(), size, m.space(), m.device());
-}
 
 TEST(TsqrMethodNames, ParseAndPrint) {
   for (TsqrMethod m : {TsqrMethod::automatic, TsqrMethod::householder, TsqrMethod::qrf_ah,

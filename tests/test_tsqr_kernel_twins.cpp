@@ -13,6 +13,7 @@
 #include "src/core/tsqr_kernels.hpp"
 #include "tests/support/backends.hpp"
 #include "tests/support/generators.hpp"
+#include "tests/support/twins.hpp"
 
 namespace gpuqr::testing {
 namespace {
@@ -32,18 +33,6 @@ void for_each_factor_kernel(F&& f) {
 }
 
 using kernels::Pieces;
-
-/// max |x - y| / max |y|.
-template <class T>
-double entry_diff(const Matrix<T>& x, const Matrix<T>& y) {
-  double diff = 0.0, size = 0.0;
-  for (std::int64_t j = 0; j < y.cols(); ++j)
-    for (std::int64_t i = 0; i < y.rows(); ++i) {
-      diff = std::max(diff, std::abs(double(x(i, j)) - double(y(i, j))));
-      size = std::max(size, std::abs(double(y(i, j))));
-    }
-  return size > 0 ? diff / size : diff;
-}
 
 template <class T>
 Pieces<T> strided(T* base, std::int64_t ld, std::int64_t count, std::int64_t group,
@@ -98,7 +87,7 @@ void compare(Context& gpu, std::int64_t m, std::int64_t n, std::int64_t block, s
                             : src_c;
   Pieces<T> src_g = rebase(src_c, a.data(), a_gpu.data());
   Pieces<T> dst_g = stacked ? rebase(dst_c, buf.data(), buf_gpu.data()) : src_g;
-  Matrix<T> tau(n, nodes), tau_gpu(n, nodes, MemorySpace::device, gpu.device());
+  Matrix<T> tau(n, nodes), tau_gpu = device_matrix<T>(gpu, n, nodes);
   kernels::cpu::tsqr_batched_geqrf<T>(cpu.impl(), src_c.template as<const T>(), dst_c, n,
                                       tau.view(), stacked);
   kernels::cuda::tsqr_batched_geqrf<T>(gpu.impl(), src_g.template as<const T>(), dst_g, n,
@@ -188,25 +177,18 @@ TEST_P(TsqrTreeKernelTwinsCuda, ExplicitBatchOfUnequalBlocks) {
       lds.push_back(rows[b] + 3);
     }
     const auto count = static_cast<std::int64_t>(rows.size());
-    auto upload = [&](const void* src, std::size_t bytes) {
-      void* d = detail::allocate(bytes, MemorySpace::device, ctx().device());
-      const auto ld = static_cast<std::int64_t>(bytes);
-      detail::copy_2d(d, ld, MemorySpace::device, src, ld, MemorySpace::host, ld, 1, 1);
-      return d;
-    };
-    void* d_ptrs = upload(dp.data(), dp.size() * sizeof(T*));
-    void* d_rows = upload(rows.data(), rows.size() * sizeof(std::int64_t));
-    void* d_lds = upload(lds.data(), lds.size() * sizeof(std::int64_t));
+    const DeviceArray<T*> d_ptrs(dp, ctx().device());
+    const DeviceArray<std::int64_t> d_rows(rows, ctx().device()), d_lds(lds, ctx().device());
     Pieces<T> pc, pg;
     pc.count = pg.count = count;
     pc.max_rows = pg.max_rows = 100;
     pc.ptrs = hp.data();
     pc.rows_of = rows.data();
     pc.lds = lds.data();
-    pg.ptrs = static_cast<T* const*>(d_ptrs);
-    pg.rows_of = static_cast<const std::int64_t*>(d_rows);
-    pg.lds = static_cast<const std::int64_t*>(d_lds);
-    Matrix<T> tau(n, count), tau_gpu(n, count, MemorySpace::device, ctx().device());
+    pg.ptrs = d_ptrs.data();
+    pg.rows_of = d_rows.data();
+    pg.lds = d_lds.data();
+    Matrix<T> tau(n, count), tau_gpu = device_matrix<T>(ctx(), n, count);
     kernels::cpu::tsqr_batched_geqrf<T>(cpu.impl(), pc.template as<const T>(), pc, n, tau.view(),
                                         false);
     kernels::cuda::tsqr_batched_geqrf<T>(ctx().impl(), pg.template as<const T>(), pg, n,
@@ -218,7 +200,6 @@ TEST_P(TsqrTreeKernelTwinsCuda, ExplicitBatchOfUnequalBlocks) {
       EXPECT_LT(entry_diff(back, host[b]), tol) << "block " << b;
     }
     EXPECT_LT(entry_diff(to_host(ctx(), tau_gpu), tau), tol);
-    for (void* p : {d_ptrs, d_rows, d_lds}) detail::deallocate(p, MemorySpace::device, ctx().device());
   }));
 }
 

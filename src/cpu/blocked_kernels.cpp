@@ -9,16 +9,11 @@
 namespace gpuqr::kernels::cpu {
 
 using lapack::check_info;
+using lapack::geqr2;
 using lapack::to_int;
 
 namespace {
 
-lapack_int geqr2(lapack_int m, lapack_int n, float* a, lapack_int lda, float* tau, float* w) {
-  return LAPACKE_sgeqr2_work(LAPACK_COL_MAJOR, m, n, a, lda, tau, w);
-}
-lapack_int geqr2(lapack_int m, lapack_int n, double* a, lapack_int lda, double* tau, double* w) {
-  return LAPACKE_dgeqr2_work(LAPACK_COL_MAJOR, m, n, a, lda, tau, w);
-}
 lapack_int larft(lapack_int n, lapack_int k, const float* v, lapack_int ldv, const float* tau,
                  float* t, lapack_int ldt) {
   return LAPACKE_slarft_work(LAPACK_COL_MAJOR, 'F', 'C', n, k, v, ldv, tau, t, ldt);

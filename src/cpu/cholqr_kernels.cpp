@@ -24,20 +24,10 @@ void dorhr_col_(const lapack_int* m, const lapack_int* n, const lapack_int* nb, 
 namespace gpuqr::kernels::cpu {
 
 using lapack::check_info;
+using lapack::gemm;
 using lapack::to_int;
 
 namespace {
-
-void gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, lapack_int m, lapack_int n, lapack_int k,
-          const float* a, lapack_int lda, const float* b, lapack_int ldb, float* c,
-          lapack_int ldc, float beta = 0.0f) {
-  cblas_sgemm(CblasColMajor, ta, tb, m, n, k, 1.0f, a, lda, b, ldb, beta, c, ldc);
-}
-void gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, lapack_int m, lapack_int n, lapack_int k,
-          const double* a, lapack_int lda, const double* b, lapack_int ldb, double* c,
-          lapack_int ldc, double beta = 0.0) {
-  cblas_dgemm(CblasColMajor, ta, tb, m, n, k, 1.0, a, lda, b, ldb, beta, c, ldc);
-}
 
 /// Rows per chunk of W = A X in gram_of_product (a few hundred KiB: cache-resident).
 constexpr std::int64_t kChunkRows = 1024;
@@ -70,6 +60,19 @@ void orhr_col_call(lapack_int m, lapack_int n, float* a, lapack_int lda, float* 
 void orhr_col_call(lapack_int m, lapack_int n, double* a, lapack_int lda, double* t,
                    lapack_int ldt, double* d, lapack_int* info) {
   dorhr_col_(&m, &n, &n, a, &lda, t, &ldt, d, info);
+}
+
+/// orhr_col of the m x n orthonormal Q held in v, in place (n >= 1), as one block of width
+/// n: T is the n x n upper triangular factor of the whole product, its lower triangle zeroed.
+template <class T>
+void orhr_col_in_place(std::int64_t m, std::int64_t n, MatrixView<T> v, MatrixView<T> t,
+                       VectorView<T> d) {
+  lapack_int info = 0;
+  orhr_col_call(to_int(m, "m"), to_int(n, "n"), v.data(), to_int(v.ld(), "ldv"), t.data(),
+                to_int(t.ld(), "ldt"), d.data(), &info);
+  check_info(info, "orhr_col");
+  for (std::int64_t j = 0; j < n; ++j)
+    for (std::int64_t i = j + 1; i < n; ++i) t(i, j) = T(0);
 }
 
 }  // namespace
@@ -199,13 +202,7 @@ void orhr_col(detail::ContextImpl&, MatrixView<const T> q, MatrixView<T> v, Matr
   check_info(lapack::lacpy('A', to_int(m, "m"), to_int(n, "n"), q.data(), to_int(q.ld(), "ldq"),
                            v.data(), to_int(v.ld(), "ldv")),
              "lacpy");
-  lapack_int info = 0;
-  // One block of width n: T is the n x n upper triangular factor of the whole product.
-  orhr_col_call(to_int(m, "m"), to_int(n, "n"), v.data(), to_int(v.ld(), "ldv"), t.data(),
-                to_int(t.ld(), "ldt"), d.data(), &info);
-  check_info(info, "orhr_col");
-  for (std::int64_t j = 0; j < n; ++j)
-    for (std::int64_t i = j + 1; i < n; ++i) t(i, j) = T(0);
+  orhr_col_in_place(m, n, v, t, d);
 }
 
 template <class T>
@@ -219,12 +216,7 @@ void orhr_col_of_product(detail::ContextImpl& ctx, MatrixView<const T> w, Matrix
   }
   const std::int64_t m = w.rows(), n = w.cols();
   if (n == 0) return;
-  lapack_int info = 0;
-  orhr_col_call(to_int(m, "m"), to_int(n, "n"), v.data(), to_int(v.ld(), "ldv"), t.data(),
-                to_int(t.ld(), "ldt"), d.data(), &info);
-  check_info(info, "orhr_col");
-  for (std::int64_t j = 0; j < n; ++j)
-    for (std::int64_t i = j + 1; i < n; ++i) t(i, j) = T(0);
+  orhr_col_in_place(m, n, v, t, d);
 }
 
 template <class T>

@@ -112,6 +112,25 @@ inline void trsm(CBLAS_UPLO uplo, CBLAS_TRANSPOSE trans, CBLAS_DIAG diag, lapack
                  lapack_int nrhs, const double* a, lapack_int lda, double* b, lapack_int ldb) {
   cblas_dtrsm(CblasColMajor, CblasLeft, uplo, trans, diag, n, nrhs, 1.0, a, lda, b, ldb);
 }
+inline lapack_int geqr2(lapack_int m, lapack_int n, float* a, lapack_int lda, float* tau,
+                        float* w) {
+  return LAPACKE_sgeqr2_work(LAPACK_COL_MAJOR, m, n, a, lda, tau, w);
+}
+inline lapack_int geqr2(lapack_int m, lapack_int n, double* a, lapack_int lda, double* tau,
+                        double* w) {
+  return LAPACKE_dgeqr2_work(LAPACK_COL_MAJOR, m, n, a, lda, tau, w);
+}
+/// C = alpha op(A) op(B) + beta C; alpha and beta come last and default to C = op(A) op(B).
+inline void gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, lapack_int m, lapack_int n,
+                 lapack_int k, const float* a, lapack_int lda, const float* b, lapack_int ldb,
+                 float* c, lapack_int ldc, float beta = 0.0f, float alpha = 1.0f) {
+  cblas_sgemm(CblasColMajor, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+}
+inline void gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, lapack_int m, lapack_int n,
+                 lapack_int k, const double* a, lapack_int lda, const double* b, lapack_int ldb,
+                 double* c, lapack_int ldc, double beta = 0.0, double alpha = 1.0) {
+  cblas_dgemm(CblasColMajor, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+}
 inline double nrm2(lapack_int n, const float* x) { return cblas_snrm2(n, x, 1); }
 inline double nrm2(lapack_int n, const double* x) { return cblas_dnrm2(n, x, 1); }
 

@@ -13,16 +13,11 @@
 namespace gpuqr::kernels::cpu {
 
 using lapack::check_info;
+using lapack::geqr2;
 using lapack::to_int;
 
 namespace {
 
-lapack_int geqr2(lapack_int m, lapack_int n, float* a, lapack_int lda, float* tau, float* w) {
-  return LAPACKE_sgeqr2_work(LAPACK_COL_MAJOR, m, n, a, lda, tau, w);
-}
-lapack_int geqr2(lapack_int m, lapack_int n, double* a, lapack_int lda, double* tau, double* w) {
-  return LAPACKE_dgeqr2_work(LAPACK_COL_MAJOR, m, n, a, lda, tau, w);
-}
 
 /// Block q of `p` (cols columns) into buf (ld = its rows): with `triangles`, each piece's
 /// upper triangle and zeros below; with `top`, only the first `top` rows, zeros below.

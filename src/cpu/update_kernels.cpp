@@ -163,29 +163,17 @@ void apply_deletion_rotations(detail::ContextImpl&, MatrixView<const T> c, Matri
   }
 }
 
-namespace {
-void gemm_add(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, lapack_int m, lapack_int n, lapack_int k,
-              float alpha, const float* a, lapack_int lda, const float* b, lapack_int ldb,
-              float* c, lapack_int ldc) {
-  cblas_sgemm(CblasColMajor, ta, tb, m, n, k, alpha, a, lda, b, ldb, 1.0f, c, ldc);
-}
-void gemm_add(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, lapack_int m, lapack_int n, lapack_int k,
-              double alpha, const double* a, lapack_int lda, const double* b, lapack_int ldb,
-              double* c, lapack_int ldc) {
-  cblas_dgemm(CblasColMajor, ta, tb, m, n, k, alpha, a, lda, b, ldb, 1.0, c, ldc);
-}
-}  // namespace
-
 template <class T>
 void multiply_add(detail::ContextImpl&, Op op_a, Op op_b, T alpha, MatrixView<const T> a,
                   MatrixView<const T> b, MatrixView<T> c) {
   const std::int64_t kk = op_a == Op::trans ? a.rows() : a.cols();
   if (c.empty() || kk == 0) return;
-  gemm_add(op_a == Op::trans ? CblasTrans : CblasNoTrans,
-           op_b == Op::trans ? CblasTrans : CblasNoTrans, to_int(c.rows(), "m"),
-           to_int(c.cols(), "n"), to_int(kk, "k"), alpha, a.data(),
-           to_int(std::max<std::int64_t>(a.ld(), 1), "lda"), b.data(),
-           to_int(std::max<std::int64_t>(b.ld(), 1), "ldb"), c.data(), to_int(c.ld(), "ldc"));
+  lapack::gemm(op_a == Op::trans ? CblasTrans : CblasNoTrans,
+               op_b == Op::trans ? CblasTrans : CblasNoTrans, to_int(c.rows(), "m"),
+               to_int(c.cols(), "n"), to_int(kk, "k"), a.data(),
+               to_int(std::max<std::int64_t>(a.ld(), 1), "lda"), b.data(),
+               to_int(std::max<std::int64_t>(b.ld(), 1), "ldb"), c.data(), to_int(c.ld(), "ldc"),
+               T(1), alpha);
 }
 
 GPUQR_INSTANTIATE_UPDATE_KERNELS(float)

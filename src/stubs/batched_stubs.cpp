@@ -1,15 +1,9 @@
 // The batched QR leaves of a build without the CUDA backend: each throws NotCompiled.
-#include "gpuqr/error.hpp"
 #include "src/core/batched_kernels.hpp"
+#include "src/stubs/not_compiled.hpp"
 
 namespace gpuqr::kernels::cuda {
-namespace {
-[[noreturn]] void not_compiled(const char* what) {
-  GPUQR_THROW(NotCompiled, std::string(what) +
-                               ": this gpuqr was built without the CUDA backend "
-                               "(configure with nvcc present and GPUQR_ENABLE_CUDA=ON)");
-}
-}  // namespace
+using detail::not_compiled;
 
 template <class T>
 void batched_geqrf(detail::ContextImpl&, const MatrixBatch<T>&) {

@@ -1,18 +1,12 @@
 // The CholeskyQR / orhr_col leaves for a build without the CUDA backend: each throws
 // NotCompiled (a CUDA context cannot be created in such a build, so they are never reached
 // through the drivers; they exist so that GPUQR_DISPATCH links).
-#include "gpuqr/error.hpp"
 #include "src/core/cholqr_kernels.hpp"
 #include "src/core/qrf_ah_kernels.hpp"
+#include "src/stubs/not_compiled.hpp"
 
 namespace gpuqr::kernels::cuda {
-namespace {
-[[noreturn]] void not_compiled(const char* what) {
-  GPUQR_THROW(NotCompiled, std::string(what) +
-                               ": this gpuqr was built without the CUDA backend "
-                               "(configure with nvcc present and GPUQR_ENABLE_CUDA=ON)");
-}
-}  // namespace
+using detail::not_compiled;
 
 template <class T>
 void gram(detail::ContextImpl&, MatrixView<const T>, MatrixView<T>) {

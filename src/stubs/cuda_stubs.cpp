@@ -1,23 +1,16 @@
 // What a build without the CUDA backend links against: every CUDA entry point throws
 // NotCompiled, device queries report none, so a CPU-only build always links and runs.
-#include "gpuqr/error.hpp"
 #include "src/core/context_impl.hpp"
 #include "src/core/blocked_kernels.hpp"
 #include "src/core/dense_kernels.hpp"
 #include "src/core/update_kernels.hpp"
+#include "src/stubs/not_compiled.hpp"
 
 namespace gpuqr {
 
 bool cuda_compiled() noexcept { return false; }
 
 namespace detail {
-namespace {
-[[noreturn]] void not_compiled(const char* what) {
-  GPUQR_THROW(NotCompiled, std::string(what) +
-                               ": this gpuqr was built without the CUDA backend "
-                               "(configure with nvcc present and GPUQR_ENABLE_CUDA=ON)");
-}
-}  // namespace
 
 void cuda_init_context(ContextImpl&, int, CudaStream) { not_compiled("Context::cuda"); }
 void cuda_release_context(ContextImpl&) noexcept {}

@@ -1,15 +1,9 @@
 // The TSQR leaves of a build without the CUDA backend: each throws NotCompiled.
-#include "gpuqr/error.hpp"
 #include "src/core/tsqr_kernels.hpp"
+#include "src/stubs/not_compiled.hpp"
 
 namespace gpuqr::kernels::cuda {
-namespace {
-[[noreturn]] void not_compiled(const char* what) {
-  GPUQR_THROW(NotCompiled, std::string(what) +
-                               ": this gpuqr was built without the CUDA backend "
-                               "(configure with nvcc present and GPUQR_ENABLE_CUDA=ON)");
-}
-}  // namespace
+using detail::not_compiled;
 
 std::int64_t tsqr_block_rows_limit(detail::ContextImpl&, int, std::int64_t, std::int64_t) {
   not_compiled("cuda tsqr_block_rows_limit");

@@ -68,6 +68,17 @@ Matrix<T> to_host(const Context& ctx, const Matrix<T>& m) {
   return m.to_host();
 }
 
+/// The first `size` entries of a matrix's storage (all its rows by default) as a vector, in
+/// the matrix's memory space.
+template <class T>
+VectorView<T> vec(Matrix<T>& m, std::int64_t size = -1) {
+  return VectorView<T>(m.data(), size < 0 ? m.rows() : size, m.space(), m.device());
+}
+template <class T>
+VectorView<const T> vec(const Matrix<T>& m, std::int64_t size = -1) {
+  return VectorView<const T>(m.data(), size < 0 ? m.rows() : size, m.space(), m.device());
+}
+
 /// Runs `body.template operator()<T>()` for the case's precision.
 #define GPUQR_FOR_PRECISION(body)            \
   do {                                       \

@@ -350,4 +350,27 @@ CscMatrix<T> grid_gradient(I g) {
   return CscMatrix<T>::from_triplets(row, g * g, ii, jj, vv);
 }
 
+/// The entries of a sparse matrix as (row, column, value) triplets, for building variants.
+template <class T>
+struct Triplets {
+  std::vector<I> rows, cols;
+  std::vector<T> values;
+};
+
+/// The triplets of b with rows 3, 10, ... emptied and column 5 folded into column 4: a matrix
+/// with empty rows, a dependent column and an empty one (the caller may add more before
+/// CscMatrix::from_triplets).
+template <class T>
+Triplets<T> with_empty_rows_and_dependent_column(const CscMatrix<T>& b) {
+  Triplets<T> t;
+  for (I j = 0; j < b.cols; ++j)
+    for (I p = b.col_ptr[j]; p < b.col_ptr[j + 1]; ++p)
+      if (b.row_indices[p] % 7 != 3) {  // rows 3, 10, ... (beyond the diagonal ones) emptied
+        t.rows.push_back(b.row_indices[p]);
+        t.cols.push_back(j == 5 ? 4 : j);  // column 5 := column 4 (dependent), column 5 empty
+        t.values.push_back(b.values[p]);
+      }
+  return t;
+}
+
 }  // namespace gpuqr::testing::sparse
