@@ -42,7 +42,7 @@ struct Options {
   std::vector<std::int64_t> n = {16, 32, 64, 128, 256, 512, 1024};
   std::vector<std::string> methods = {"householder", "cholesky_qr2", "shifted_cholesky_qr3",
                                       "tsqr", "qrf_ah", "automatic"};
-  std::vector<std::string> forms = {"r", "explicit", "geqrf"};
+  std::vector<std::string> forms = {"r", "rb", "explicit", "geqrf"};
   std::vector<char> precisions = {'d', 's'};
   int repeat = 3;
   std::string json;
@@ -59,7 +59,7 @@ std::vector<std::string> split(const std::string& text) {
 int usage(const char* why) {
   std::fprintf(stderr,
                "gpuqr_tsqr_bench: %s\nusage: gpuqr_tsqr_bench [--m LIST] [--n LIST] "
-               "[--methods LIST] [--forms r,explicit,geqrf] [--precision d,s] [--repeat N] "
+               "[--methods LIST] [--forms r,rb,explicit,geqrf] [--precision d,s] [--repeat N] "
                "[--json FILE]\n",
                why);
   return 2;
@@ -285,7 +285,9 @@ void run_shape(const Options& o, std::int64_t m, std::int64_t n, double bandwidt
       gpuqr::TsqrInfo used;
       double ours = 0, orth = -1;
       try {
-        if (form == "r") {
+        if (form == "r" || form == "rb") {
+          // rb: TsqrOptions::borrow_input (no copy of A where Q stays A R^{-1}).
+          opts.borrow_input = form == "rb";
           ours = time_ms(o.repeat, restore, [&] {
             gpuqr::TallSkinnyQR<T> qr(ctx, gpuqr::MatrixView<const T>(av), opts);
             used = qr.info();
