@@ -53,6 +53,27 @@ struct SparseQROptions {
   /// solved (solve_carried), and solve(B), apply_qt, apply_q and solve_transposed_min_norm
   /// throw InvalidArgument.
   bool keep_householder = true;
+  /// Working-memory cap in bytes for the factorization's stages (0: none). The postordered
+  /// front tree is cut into stages whose fronts, assembly maps and carried-in contribution
+  /// blocks fit the cap (as the GPU factorization does with its device memory); the result
+  /// does not depend on it (the same R bit for bit, rank and solutions). InvalidArgument when
+  /// negative or below what one front needs (the message names the front and the bytes).
+  /// Sizes come from the analysis; with rank detection, fronts above dead columns can exceed
+  /// them (SparseFactorStats::peak_stage_bytes says what was held).
+  std::int64_t memory_cap_bytes = 0;
+};
+
+/// How the factorization ran through the sparse scheduler (SparseQR::factor_stats()).
+struct SparseFactorStats {
+  std::int64_t stages = 0;    ///< stages of the memory cap
+  std::int64_t launches = 0;  ///< launches of tasks (kernel launches on a GPU)
+  std::int64_t tasks = 0;     ///< S-Assembly, Pack-Assembly and Factorize tasks run
+  /// The largest working memory of a stage in bytes, counted as a device would hold it: the
+  /// stage's fronts as assembled, their assembly maps and the carried-in contribution blocks.
+  std::int64_t peak_stage_bytes = 0;
+  /// Bytes of contribution blocks carried across stage boundaries (each moved out to the host
+  /// at the end of its stage and back at the start of its parent's).
+  std::int64_t carried_bytes = 0;
 };
 
 /// The multifrontal QR factorization A Q = Q_H R of a sparse m x n matrix (any m, n) on the
@@ -175,6 +196,10 @@ class SparseQR {
   /// Entries of R stored by r() (the diagonal always counts).
   std::int64_t nnz_r() const noexcept { return static_cast<std::int64_t>(r_values_.size()); }
 
+  /// How the factorization ran: stages, launches, tasks, working memory (see
+  /// SparseQROptions::memory_cap_bytes).
+  const SparseFactorStats& factor_stats() const noexcept { return stats_; }
+
   /// Whether the Householder vectors were kept (SparseQROptions::keep_householder).
   bool keeps_householder() const noexcept { return keep_householder_; }
 
@@ -221,7 +246,11 @@ class SparseQR {
   double tol_ = -1;
   bool keep_householder_ = true;
   Matrix<T> qtb_;
+  SparseFactorStats stats_;
 
+  /// The CPU twin of the GPU factorization: runs the scheduler's launches stage by stage
+  /// through the flat assembly maps (src/core/sparse_qr_twin.hpp).
+  struct Twin;
   /// The numeric factorization, B (m x k, checked) carried along when not null.
   void factor(const CscMatrix<T>& a, const MatrixView<const T>* b, const SparseQROptions& options);
   /// Throws InvalidArgument naming `who` when the reflectors were not kept.

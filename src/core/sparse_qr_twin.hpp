@@ -1,0 +1,483 @@
+// Internal to src/core/sparse_qr_factor.cpp: the CPU twin of the GPU sparse factorization.
+// It runs the scheduler's plan (src/core/sparse_schedule.hpp) stage by stage and launch by
+// launch, each task as the GPU's task kernel will: S-Assembly from the packed tuples and
+// Pack-Assembly through Rimap/Rjmap (src/core/sparse_assembly.hpp), Factorize by the dense
+// staircase QR (src/core/sparse_qr_fronts.hpp). Contribution blocks leaving a stage move to a
+// separate "host" store and come back when their parent's stage starts; a Pack-Assembly of a
+// block that is not resident is an error, so the twin checks the stage plan too. The numbers
+// do not depend on the order: each front is assembled exactly as before (same values, same
+// staircase row order), and R's rows are gathered per front and concatenated in postorder.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "gpuqr/error.hpp"
+#include "gpuqr/sparse_qr.hpp"
+#include "src/core/sparse_assembly.hpp"
+#include "src/core/sparse_qr_detail.hpp"
+#include "src/core/sparse_qr_fronts.hpp"
+#include "src/core/sparse_schedule.hpp"
+#include "src/core/sparse_stages.hpp"
+
+namespace gpuqr {
+namespace detail {
+
+/// The rows of A*Q: for each original row, (permuted column, value) pairs, ascending columns.
+template <class T>
+struct RowsOfAQ {
+  std::vector<std::int64_t> ptr;
+  std::vector<std::int64_t> cols;
+  std::vector<T> values;
+};
+
+template <class T>
+RowsOfAQ<T> rows_of_aq(const CscMatrix<T>& a, const std::vector<std::int64_t>& q) {
+  using I = std::int64_t;
+  RowsOfAQ<T> out;
+  const I m = a.rows, n = a.cols, nnz = a.nnz();
+  out.ptr.assign(m + 1, 0);
+  out.cols.resize(nnz);
+  out.values.resize(nnz);
+  for (I p = 0; p < nnz; ++p) ++out.ptr[a.row_indices[p] + 1];
+  for (I i = 0; i < m; ++i) out.ptr[i + 1] += out.ptr[i];
+  std::vector<I> fill(out.ptr.begin(), out.ptr.end() - 1);
+  for (I k = 0; k < n; ++k) {
+    for (I p = a.col_ptr[q[k]]; p < a.col_ptr[q[k] + 1]; ++p) {
+      const I at = fill[a.row_indices[p]]++;
+      out.cols[at] = k;
+      out.values[at] = a.values[p];
+    }
+  }
+  return out;
+}
+
+/// R's structural row patterns: row j = {j} + the columns of the rows of A with leftmost
+/// column j + the patterns of j's etree children less the child (the analysis' recurrence).
+/// Rows may be computed in any order with children before parents (the scheduler's order); a
+/// child's pattern is freed once used.
+template <class T>
+class RowStructure {
+  using I = std::int64_t;
+
+ public:
+  RowStructure(const SparseAnalysis& an, const RowsOfAQ<T>& aq)
+      : an_(an), aq_(aq), pattern_(an.cols), mark_(an.cols, -1), head_(an.cols, -1),
+        next_(an.cols, -1) {
+    for (I j = an.cols - 1; j >= 0; --j) {
+      const I p = an.etree[j];
+      if (p != -1) {
+        next_[j] = head_[p];
+        head_[p] = j;
+      }
+    }
+  }
+  /// Computes row j's pattern; `rows` are the rows of A whose leftmost column is j. Marks the
+  /// pattern's columns so that in_row(x, j) answers membership until the next call.
+  void compute(I j, const std::vector<I>& rows) {
+    std::vector<I> pj{j};
+    mark_[j] = j;
+    for (const I i : rows)
+      for (I p = aq_.ptr[i]; p < aq_.ptr[i + 1]; ++p) add(pj, aq_.cols[p], j);
+    for (I c = head_[j]; c != -1; c = next_[c]) {
+      for (const I x : pattern_[c])
+        if (x != c) add(pj, x, j);
+      std::vector<I>().swap(pattern_[c]);
+    }
+    if (an_.etree[j] != -1) pattern_[j] = std::move(pj);
+  }
+  bool in_row(I x, I j) const { return mark_[x] == j; }
+
+ private:
+  void add(std::vector<I>& pj, I x, I j) {
+    if (mark_[x] != j) {
+      mark_[x] = j;
+      pj.push_back(x);
+    }
+  }
+  const SparseAnalysis& an_;
+  const RowsOfAQ<T>& aq_;
+  std::vector<std::vector<I>> pattern_;
+  std::vector<I> mark_, head_, next_;
+};
+
+}  // namespace detail
+
+template <class T>
+struct SparseQR<T>::Twin {
+  using I = std::int64_t;
+
+  /// A front's assembly state: its current staircase placement.
+  struct Work {
+    bool allocated = false;
+    bool on_maps = true;            ///< placement is the maps' (analysis counts)
+    std::vector<I> child_rows;      ///< CB rows per child the placement assumes
+    std::vector<I> row_source;      ///< front row -> stacked row
+    std::vector<I> row_key;         ///< stacked row -> leftmost front column
+    std::vector<I> row_at;          ///< stacked row -> front row
+  };
+  /// A front's rows of R before concatenation: per pivot, the diagonal, then the other
+  /// nonzeros with whether R's structure admits them (the drop rule needs the first zero
+  /// pivot in column order, known only at the end).
+  struct RRows {
+    std::vector<I> ptr{0};
+    std::vector<I> cols;
+    std::vector<T> values;
+    std::vector<char> structural;
+  };
+
+  SparseQR<T>& self;
+  const CscMatrix<T>& a;
+  const MatrixView<const T>* b;
+  const detail::SparseAssemblyMaps& maps;
+  detail::RowStructure<T>& structure;
+  Context ctx;
+  double tol;
+  I k;  ///< carried right-hand sides
+  std::vector<Work> work;
+  std::vector<Matrix<T>> cb;       ///< resident contribution blocks ("device")
+  std::vector<char> cb_resident;
+  std::vector<Matrix<T>> host_cb;  ///< blocks carried across a stage boundary
+  std::vector<RRows> r_rows;
+  std::vector<Matrix<T>> tails;    ///< per front: carried columns of the rows R does not reach
+  Matrix<T> c_r;                   ///< carried columns of R's rows, by permuted column
+  std::vector<T> scratch;
+  std::vector<std::vector<I>> rows_at_pivot;
+  I stage_bytes = 0;
+
+  Twin(SparseQR<T>& s, const CscMatrix<T>& a_, const MatrixView<const T>* b_,
+       const detail::SparseAssemblyMaps& m, detail::RowStructure<T>& st, double tol_)
+      : self(s), a(a_), b(b_), maps(m), structure(st), ctx(Context::cpu()), tol(tol_),
+        k(b_ != nullptr ? b_->cols() : 0) {
+    ctx.set_check_finite(false);  // A was checked; fronts only hold its transforms
+    const I nf = static_cast<I>(s.analysis_.fronts.size());
+    work.resize(nf);
+    cb.resize(nf);
+    cb_resident.assign(nf, 0);
+    host_cb.resize(nf);
+    r_rows.resize(nf);
+    tails.resize(nf);
+    c_r = Matrix<T>(s.analysis_.cols, k);
+  }
+
+  const SparseAnalysis& an() const { return self.analysis_; }
+  I width(I f) const { return static_cast<I>(an().fronts[f].cols.size()) + k; }
+
+  /// Runs every stage's launches; fills self's fronts and stats.
+  void run(const detail::SparseStagePlan& plan, const detail::SparseSchedule& sched) {
+    SparseFactorStats& stats = self.stats_;
+    stats.stages = static_cast<I>(plan.stages.size());
+    stats.launches = sched.launches();
+    stats.tasks = static_cast<I>(sched.tasks.size());
+    for (std::size_t s = 0; s < plan.stages.size(); ++s) {
+      const detail::SparseStage& st = plan.stages[s];
+      stage_bytes = 0;
+      for (I f = st.begin; f < st.end; ++f) stage_bytes += maps.front_bytes(an(), f);
+      for (const I c : st.carried_in) {  // back from the host
+        cb[c] = std::move(host_cb[c]);
+        cb_resident[c] = 1;
+        const I bytes = cb[c].rows() * cb[c].cols() * static_cast<I>(sizeof(T));
+        stage_bytes += bytes;
+        stats.carried_bytes += bytes;
+      }
+      for (I l = sched.stage_launch_ptr[s]; l < sched.stage_launch_ptr[s + 1]; ++l)
+        for (I t = sched.launch_ptr[l]; t < sched.launch_ptr[l + 1]; ++t) run_task(sched.tasks[t]);
+      for (const I f : st.carried_out) {  // out to the host with the stage's R rows
+        host_cb[f] = std::move(cb[f]);
+        cb_resident[f] = 0;
+      }
+      stats.peak_stage_bytes = std::max(stats.peak_stage_bytes, stage_bytes);
+    }
+  }
+
+  void run_task(const detail::SparseTask& t) {
+    switch (t.kind) {
+      case detail::SparseTaskKind::s_assembly: s_assembly(t.front); break;
+      case detail::SparseTaskKind::pack_assembly: pack_assembly(t.front, t.child); break;
+      case detail::SparseTaskKind::factorize_front: factorize(t.front); break;
+      case detail::SparseTaskKind::factorize_panel:
+        // The CPU kernel factors a whole front; it runs when the last panel is due (the
+        // front is done, and its CB ready, at the end of that launch).
+        if (t.panel + 1 == t.panels) factorize(t.front);
+        break;
+    }
+  }
+
+  /// Allocates front f (zeroed) with the maps' placement.
+  void allocate(I f) {
+    Work& w = work[f];
+    if (w.allocated) return;
+    const FrontInfo& fr = an().fronts[f];
+    w.allocated = true;
+    for (const I c : fr.children) w.child_rows.push_back(an().fronts[c].cb_rows);
+    w.row_source.assign(maps.row_source.begin() + maps.stack_ptr[f],
+                        maps.row_source.begin() + maps.stack_ptr[f + 1]);
+    w.row_key.assign(maps.row_key.begin() + maps.stack_ptr[f],
+                     maps.row_key.begin() + maps.stack_ptr[f + 1]);
+    set_row_at(w);
+    Matrix<T>& qr = self.fronts_[f].qr;
+    qr = Matrix<T>(fr.rows, width(f));
+    std::fill(qr.data(), qr.data() + qr.ld() * qr.cols(), T(0));
+    stage_bytes += fr.rows * width(f) * static_cast<I>(sizeof(T));
+  }
+
+  static void set_row_at(Work& w) {
+    w.row_at.resize(w.row_source.size());
+    for (std::size_t r = 0; r < w.row_source.size(); ++r) w.row_at[w.row_source[r]] = static_cast<I>(r);
+  }
+
+  /// Re-places front f's rows when child `ci` (index into children) passes `rows` CB rows
+  /// instead of the placement's count (dead columns below it): new staircase order, rows
+  /// already assembled moved to their new positions.
+  void replace_rows(I f, std::size_t ci, I rows) {
+    Work& w = work[f];
+    const FrontInfo& fr = an().fronts[f];
+    const I na = static_cast<I>(fr.a_rows.size());
+    std::vector<I> old_first(fr.children.size()), new_first(fr.children.size());
+    std::vector<I> counts = w.child_rows;
+    counts[ci] = rows;
+    for (std::size_t c = 0, o = na, n = na; c < fr.children.size(); ++c) {
+      old_first[c] = static_cast<I>(o);
+      new_first[c] = static_cast<I>(n);
+      o += w.child_rows[c];
+      n += counts[c];
+    }
+    auto new_stacked = [&](I s) {  // an old stacked row's index under the new counts
+      if (s < na) return s;
+      std::size_t c = fr.children.size() - 1;
+      while (old_first[c] > s) --c;
+      return new_first[c] + (s - old_first[c]);
+    };
+    std::vector<I> source, key;
+    detail::place_front_rows(an(), maps, f, counts, source, key);
+    Work nw;
+    nw.allocated = true;
+    nw.on_maps = false;
+    nw.child_rows = std::move(counts);
+    nw.row_source = std::move(source);
+    nw.row_key = std::move(key);
+    set_row_at(nw);
+    Matrix<T>& qr = self.fronts_[f].qr;
+    Matrix<T> grown(static_cast<I>(nw.row_source.size()), qr.cols());
+    std::fill(grown.data(), grown.data() + grown.ld() * grown.cols(), T(0));
+    for (I r = 0; r < qr.rows(); ++r) {
+      const I to = nw.row_at[new_stacked(w.row_source[r])];
+      for (I j = 0; j < qr.cols(); ++j) grown(to, j) = qr(r, j);
+    }
+    stage_bytes += (grown.rows() - qr.rows()) * qr.cols() * static_cast<I>(sizeof(T));
+    qr = std::move(grown);
+    w = std::move(nw);
+  }
+
+  /// S-Assembly: A's rows of front f from the packed tuples (and B's rows when carried).
+  void s_assembly(I f) {
+    allocate(f);
+    const Work& w = work[f];
+    Matrix<T>& qr = self.fronts_[f].qr;
+    const I base = maps.stack_ptr[f];
+    for (I t = maps.s_ptr[f]; t < maps.s_ptr[f + 1]; ++t) {
+      const I r = w.on_maps ? maps.s_row[t] : w.row_at[maps.row_source[base + maps.s_row[t]]];
+      qr(r, maps.s_col[t]) = a.values[maps.s_value[t]];
+    }
+    const FrontInfo& fr = an().fronts[f];
+    const I ncols = static_cast<I>(fr.cols.size());
+    for (std::size_t s = 0; s < fr.a_rows.size(); ++s)
+      for (I j = 0; j < k; ++j) qr(w.row_at[s], ncols + j) = (*b)(fr.a_rows[s], j);
+  }
+
+  /// Pack-Assembly: child c's contribution block (upper trapezoidal, then its carried
+  /// columns) into front p through Rimap/Rjmap; the block is freed.
+  void pack_assembly(I p, I c) {
+    if (!cb_resident[c])
+      GPUQR_THROW(Error, "SparseQR: the contribution block of front " + std::to_string(c) +
+                             " is not resident when its parent assembles it");
+    allocate(p);
+    const FrontInfo& fr = an().fronts[p];
+    const std::size_t ci =
+        std::find(fr.children.begin(), fr.children.end(), c) - fr.children.begin();
+    const Matrix<T>& block = cb[c];
+    if (block.rows() != work[p].child_rows[ci]) replace_rows(p, ci, block.rows());
+    const Work& w = work[p];
+    Matrix<T>& qr = self.fronts_[p].qr;
+    const I ccols = an().fronts[c].cb_cols, ncols = static_cast<I>(fr.cols.size());
+    const I* rimap = maps.pack_row.data() + maps.pack_row_ptr[c];
+    const I* rjmap = maps.pack_col.data() + maps.pack_col_ptr[c];
+    I first = static_cast<I>(fr.a_rows.size());
+    for (std::size_t x = 0; x < ci; ++x) first += w.child_rows[x];
+    for (I r = 0; r < block.rows(); ++r) {
+      const I fr_row = w.on_maps ? rimap[r] : w.row_at[first + r];
+      for (I t = r; t < ccols; ++t) qr(fr_row, rjmap[t]) = block(r, t);
+      for (I j = 0; j < k; ++j) qr(fr_row, ncols + j) = block(r, ccols + j);
+    }
+    cb[c] = Matrix<T>();
+    cb_resident[c] = 0;
+  }
+
+  /// Factorize: staircase QR of front f, then its R rows, contribution block and carried
+  /// rows taken out; in Q-less mode the reflectors are dropped.
+  void factorize(I f) {
+    allocate(f);
+    const FrontInfo& fr = an().fronts[f];
+    Front& out = self.fronts_[f];
+    const Work& w = work[f];
+    const I rows = out.qr.rows(), ncols = static_cast<I>(fr.cols.size());
+    if (tol < 0 && rows != fr.rows)
+      GPUQR_THROW(Error, "SparseQR: front row count disagrees with the analysis");
+    out.rows = rows;
+    out.row_source = w.row_source;
+    std::vector<I> stair(static_cast<std::size_t>(ncols));
+    for (I j = 0, r = 0; j < ncols; ++j) {
+      while (r < rows && w.row_key[w.row_source[r]] <= j) ++r;
+      stair[j] = r;
+    }
+    const I live = detail::staircase_qr(ctx, out.qr, stair, fr.npiv, fr.cb_cols, tol, out.tau,
+                                        out.pivot_row, scratch);
+    out.live = live;
+    out.cb_rows = std::max<I>(0, std::min(rows - live, fr.cb_cols));
+    if (tol < 0 && out.cb_rows != fr.cb_rows)
+      GPUQR_THROW(Error, "SparseQR: contribution block size disagrees with the analysis");
+    take_r_rows(f);
+    take_cb_and_carried(f);
+    work[f] = Work();
+    if (!self.keep_householder_) {  // Q-less: the reflectors are not needed any more
+      out.qr = Matrix<T>();
+      std::vector<T>().swap(out.tau);
+      std::vector<I>().swap(out.row_source);
+      return;
+    }
+    compact_reflectors(f);
+  }
+
+  /// Front f's pivot rows of R (exact zeros dropped, diagonal kept) into r_rows[f].
+  void take_r_rows(I f) {
+    const FrontInfo& fr = an().fronts[f];
+    const Front& out = self.fronts_[f];
+    const I ncols = static_cast<I>(fr.cols.size());
+    RRows& rr = r_rows[f];
+    rows_at_pivot.assign(static_cast<std::size_t>(fr.npiv), {});
+    for (const I i : fr.a_rows) rows_at_pivot[an().row_leftmost[i] - fr.first_pivot].push_back(i);
+    for (I i = 0; i < fr.npiv; ++i) {
+      const I row = fr.first_pivot + i;
+      const I pr = out.pivot_row[i];
+      const T diag = pr >= 0 ? out.qr(pr, i) : T(0);
+      rr.cols.push_back(row);
+      rr.values.push_back(diag);
+      rr.structural.push_back(1);
+      structure.compute(row, rows_at_pivot[i]);
+      if (pr >= 0) {
+        for (I t = i + 1; t < ncols; ++t) {
+          const T v = out.qr(pr, t);
+          if (v != T(0)) {
+            rr.cols.push_back(fr.cols[t]);
+            rr.values.push_back(v);
+            rr.structural.push_back(structure.in_row(fr.cols[t], row) ? 1 : 0);
+          }
+        }
+      }
+      rr.ptr.push_back(static_cast<I>(rr.cols.size()));
+    }
+  }
+
+  /// Front f's contribution block (rows live.., columns npiv.., upper trapezoidal, then the
+  /// carried columns) into cb[f]; the carried columns of its R rows into c_r and of the rows
+  /// R does not reach into tails[f].
+  void take_cb_and_carried(I f) {
+    const FrontInfo& fr = an().fronts[f];
+    const Front& out = self.fronts_[f];
+    const I live = out.live, ncols = static_cast<I>(fr.cols.size());
+    if (fr.parent >= 0) {
+      Matrix<T> block(out.cb_rows, fr.cb_cols + k);
+      for (I t = 0; t < fr.cb_cols; ++t)
+        for (I r = 0; r < out.cb_rows; ++r)
+          block(r, t) = r <= t ? out.qr(live + r, fr.npiv + t) : T(0);
+      for (I j = 0; j < k; ++j)
+        for (I r = 0; r < out.cb_rows; ++r) block(r, fr.cb_cols + j) = out.qr(live + r, ncols + j);
+      cb[f] = std::move(block);
+      cb_resident[f] = 1;
+    }
+    if (k == 0) return;
+    for (I i = 0; i < fr.npiv; ++i) {
+      const I pr = out.pivot_row[i];
+      if (pr >= 0)
+        for (I j = 0; j < k; ++j) c_r(fr.first_pivot + i, j) = out.qr(pr, ncols + j);
+    }
+    const I r0 = detail::first_residual_row(live, out.cb_rows, fr);
+    Matrix<T> tail(out.rows - r0, k);
+    for (I r = r0; r < out.rows; ++r)
+      for (I j = 0; j < k; ++j) tail(r - r0, j) = out.qr(r, ncols + j);
+    tails[f] = std::move(tail);
+  }
+
+  /// Reflectors for solve: with dead columns, reflector t's column (live pivots, then the CB
+  /// columns) moves to column t, as geqrf would have left them; carried columns are dropped.
+  void compact_reflectors(I f) {
+    const FrontInfo& fr = an().fronts[f];
+    Front& out = self.fronts_[f];
+    const I rows = out.rows, live = out.live, ncols = static_cast<I>(fr.cols.size());
+    const bool detect = tol >= 0;
+    const I nrefl = detect ? live + std::min(rows - live, fr.cb_cols) : std::min(rows, ncols);
+    if (detect && live < fr.npiv) {
+      I t = 0;
+      const I ld = out.qr.ld();
+      auto move_col = [&](I from) {
+        if (from != t)
+          std::copy(out.qr.data() + from * ld, out.qr.data() + from * ld + rows,
+                    out.qr.data() + t * ld);
+        ++t;
+      };
+      for (I i = 0; i < fr.npiv; ++i)
+        if (out.pivot_row[i] >= 0) move_col(i);
+      for (I c = fr.npiv; t < nrefl; ++c) move_col(c);
+    }
+    out.tau.resize(static_cast<std::size_t>(nrefl));
+    if (k > 0) {  // keep the reflectors' columns only, not the carried ones
+      Matrix<T> v(rows, nrefl);
+      for (I t = 0; t < nrefl; ++t)
+        std::copy(out.qr.data() + t * out.qr.ld(), out.qr.data() + t * out.qr.ld() + rows,
+                  v.data() + t * v.ld());
+      out.qr = std::move(v);
+    }
+  }
+
+  /// R's rows in postorder, the zero pivots, and C's tail rows in postorder. While every
+  /// pivot so far (in column order) is nonzero, R's rows are those of the Cholesky factor of
+  /// (AQ)^T(AQ) up to signs, whose structure bounds them: entries outside it are rounding
+  /// noise of the dense front QR (relaxed fronts hold structural zeros) and are dropped. From
+  /// the first zero or dead pivot on no such bound holds and every nonzero is kept.
+  void finish(Matrix<T>& c_tail, I& tail) {
+    const I nf = static_cast<I>(an().fronts.size());
+    I first_zero = an().cols;
+    for (I f = 0; f < nf; ++f) {
+      const RRows& rr = r_rows[f];
+      for (I i = 0; i < an().fronts[f].npiv; ++i) {
+        if (rr.values[rr.ptr[i]] == T(0)) {
+          const I row = an().fronts[f].first_pivot + i;
+          self.zero_pivots_.push_back(row);
+          first_zero = std::min(first_zero, row);
+        }
+      }
+    }
+    std::sort(self.zero_pivots_.begin(), self.zero_pivots_.end());
+    self.r_row_ptr_.assign(1, 0);
+    for (I f = 0; f < nf; ++f) {
+      RRows& rr = r_rows[f];
+      for (I i = 0; i < an().fronts[f].npiv; ++i) {
+        const bool bounded = an().fronts[f].first_pivot + i < first_zero;
+        for (I p = rr.ptr[i]; p < rr.ptr[i + 1]; ++p) {
+          if (bounded && !rr.structural[p]) continue;
+          self.r_cols_.push_back(rr.cols[p]);
+          self.r_values_.push_back(rr.values[p]);
+        }
+        self.r_row_ptr_.push_back(static_cast<I>(self.r_cols_.size()));
+      }
+      rr = RRows();
+      for (I r = 0; r < tails[f].rows(); ++r, ++tail)
+        for (I j = 0; j < k; ++j) c_tail(tail, j) = tails[f](r, j);
+      tails[f] = Matrix<T>();
+    }
+  }
+};
+
+}  // namespace gpuqr
