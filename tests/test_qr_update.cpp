@@ -17,6 +17,7 @@
 #include "tests/support/backends.hpp"
 #include "tests/support/generators.hpp"
 #include "tests/support/ratios.hpp"
+#include "tests/support/update_columns_checks.hpp"
 
 namespace gpuqr::testing {
 namespace {
@@ -38,19 +39,10 @@ struct Tracked {
     b = cut(b, k, p);
   }
   static Matrix<T> stack(const Matrix<T>& x, std::int64_t k, const Matrix<T>& y) {
-    Matrix<T> out(x.rows() + y.rows(), x.cols());
-    for (std::int64_t j = 0; j < x.cols(); ++j) {
-      for (std::int64_t i = 0; i < k; ++i) out(i, j) = x(i, j);
-      for (std::int64_t i = 0; i < y.rows(); ++i) out(k + i, j) = y(i, j);
-      for (std::int64_t i = k; i < x.rows(); ++i) out(y.rows() + i, j) = x(i, j);
-    }
-    return out;
+    return rows_inserted(x, k, y);
   }
   static Matrix<T> cut(const Matrix<T>& x, std::int64_t k, std::int64_t p) {
-    Matrix<T> out(x.rows() - p, x.cols());
-    for (std::int64_t j = 0; j < x.cols(); ++j)
-      for (std::int64_t i = 0; i < out.rows(); ++i) out(i, j) = x(i < k ? i : i + p, j);
-    return out;
+    return rows_erased(x, k, p);
   }
 };
 

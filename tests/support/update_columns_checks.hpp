@@ -17,6 +17,27 @@
 
 namespace gpuqr::testing {
 
+/// x with the rows of y inserted before row k.
+template <class T>
+Matrix<T> rows_inserted(const Matrix<T>& x, std::int64_t k, const Matrix<T>& y) {
+  Matrix<T> out(x.rows() + y.rows(), x.cols());
+  for (std::int64_t j = 0; j < x.cols(); ++j) {
+    for (std::int64_t i = 0; i < k; ++i) out(i, j) = x(i, j);
+    for (std::int64_t i = 0; i < y.rows(); ++i) out(k + i, j) = y(i, j);
+    for (std::int64_t i = k; i < x.rows(); ++i) out(y.rows() + i, j) = x(i, j);
+  }
+  return out;
+}
+
+/// x without its rows k .. k + p - 1.
+template <class T>
+Matrix<T> rows_erased(const Matrix<T>& x, std::int64_t k, std::int64_t p) {
+  Matrix<T> out(x.rows() - p, x.cols());
+  for (std::int64_t j = 0; j < x.cols(); ++j)
+    for (std::int64_t i = 0; i < out.rows(); ++i) out(i, j) = x(i < k ? i : i + p, j);
+  return out;
+}
+
 /// A~ and b~ on the host, changed as the object is.
 template <class T>
 struct TrackedColumns {
@@ -51,21 +72,6 @@ struct TrackedColumns {
         for (std::int64_t l = 0; l < u.cols(); ++l) s += double(u(i, l)) * double(v(j, l));
         a(i, j) = T(double(a(i, j)) + s);
       }
-  }
-  static Matrix<T> rows_inserted(const Matrix<T>& x, std::int64_t k, const Matrix<T>& y) {
-    Matrix<T> out(x.rows() + y.rows(), x.cols());
-    for (std::int64_t j = 0; j < x.cols(); ++j) {
-      for (std::int64_t i = 0; i < k; ++i) out(i, j) = x(i, j);
-      for (std::int64_t i = 0; i < y.rows(); ++i) out(k + i, j) = y(i, j);
-      for (std::int64_t i = k; i < x.rows(); ++i) out(y.rows() + i, j) = x(i, j);
-    }
-    return out;
-  }
-  static Matrix<T> rows_erased(const Matrix<T>& x, std::int64_t k, std::int64_t p) {
-    Matrix<T> out(x.rows() - p, x.cols());
-    for (std::int64_t j = 0; j < x.cols(); ++j)
-      for (std::int64_t i = 0; i < out.rows(); ++i) out(i, j) = x(i < k ? i : i + p, j);
-    return out;
   }
 };
 
