@@ -77,18 +77,26 @@ std::vector<I> tree_postorder(const std::vector<I>& parent) {
   return post;
 }
 
-/// Flops (multiplications + additions) of a real m x n geqrf, LAWN 41.
-double geqrf_flops(double m, double n) {
-  if (m <= 0 || n <= 0) return 0;
-  double mults, adds;
-  if (m > n) {
-    mults = n * (n * (0.5 - n / 3.0 + m) + m + 23.0 / 6.0);
-    adds = n * (n * (0.5 - n / 3.0 + m) + 5.0 / 6.0);
-  } else {
-    mults = m * (m * (-0.5 - m / 3.0 + n) + 2.0 * n + 23.0 / 6.0);
-    adds = m * (m * (-0.5 - m / 3.0 + n) + n + 5.0 / 6.0);
+/// Flops (multiplications + additions) of the staircase Householder QR of a front with
+/// `ncols` columns whose column j is nonzero only in rows [0, stair[j]) (stair ascending, its
+/// last entry the front's row count): reflector k (k < min(rows, ncols)) has length
+/// h = stair[k] - k and is applied to the ncols - k - 1 columns right of
+/// it, costing 4hw + 3h + w + 5 with w = ncols - k - 1 (h taken as 1 when the staircase
+/// leaves no row at or below the diagonal: the reflector still exists, tau = 0, as geqrf's
+/// for a zero column). For a dense front (stair[j] = rows)
+/// this sums exactly to LAWN 41's geqrf count; with the staircase it counts what
+/// SuiteSparseQR's flop count counts (the rows below the staircase are never touched).
+double staircase_flops(const std::vector<I>& stair) {
+  const I ncols = static_cast<I>(stair.size());
+  if (ncols == 0) return 0;
+  const I kmax = std::min(stair.back(), ncols);
+  double flops = 0;
+  for (I k = 0; k < kmax; ++k) {
+    const double h = static_cast<double>(std::max<I>(stair[k] - k, 1));
+    const double w = static_cast<double>(ncols - k - 1);
+    flops += 4 * h * w + 3 * h + w + 5;
   }
-  return mults + adds;
+  return flops;
 }
 
 /// The fill-reducing ordering requested by `options`, validated.
@@ -279,7 +287,7 @@ SparseAnalysis analyze(const CscPattern& a, const SparseAnalysisOptions& options
   }
   std::vector<std::vector<I>>().swap(pattern);
   const I nf = static_cast<I>(res.fronts.size());
-  std::vector<I> pos(n, -1);
+  std::vector<I> pos(n, -1), stair;
   double live_cb = 0, peak = 0, moved = 0;
   for (I fi = 0; fi < nf; ++fi) {
     FrontInfo& f = res.fronts[fi];
@@ -310,7 +318,16 @@ SparseAnalysis analyze(const CscPattern& a, const SparseAnalysisOptions& options
     for (I t = 0; t < ncols; ++t) pos[f.cols[t]] = -1;
     f.cb_cols = ncols - f.npiv;
     f.cb_rows = std::max<I>(0, std::min(f.rows - f.npiv, f.cb_cols));
-    f.flops = geqrf_flops(static_cast<double>(f.rows), static_cast<double>(ncols));
+    // The staircase: rows by leftmost front column (A's rows at their leftmost pivot, a
+    // child's CB row r, upper trapezoidal, at its CB column r), stair[j] = rows reaching j.
+    stair.assign(static_cast<std::size_t>(ncols), 0);
+    if (ncols > 0) {
+      for (const I i : f.a_rows) ++stair[res.row_leftmost[i] - f.first_pivot];
+      for (std::size_t c = 0; c < f.children.size(); ++c)
+        for (I r = 0; r < res.fronts[f.children[c]].cb_rows; ++r) ++stair[f.child_col_map[c][r]];
+      for (I t = 1; t < ncols; ++t) stair[t] += stair[t - 1];
+    }
+    f.flops = staircase_flops(stair);
     res.flops += f.flops;
     const double front_size = static_cast<double>(f.rows) * static_cast<double>(ncols);
     peak = std::max(peak, live_cb + front_size);
