@@ -9,7 +9,10 @@
 //
 // Every matrix is checked before anything is written: a bad size, leading dimension or null
 // pointer of any matrix throws InvalidArgument naming its index ("matrix 7: lda = 3 < m = 5"),
-// and then no matrix of the batch is touched. float and double are instantiated.
+// and then no matrix of the batch is touched. Not checked: that the pointers are in the
+// context's memory space (a host pointer on a CUDA context faults in the kernel). The dense
+// route's streams are shared per device by the process: calls on the same device from several
+// host threads at once are not supported yet. float and double are instantiated.
 //
 // Backends: the CPU runs LAPACK per matrix (threads over the batch). CUDA factors small
 // matrices (n <= 32, m <= 64) a warp each in registers, matrices that fit in shared memory a

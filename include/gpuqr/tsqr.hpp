@@ -19,9 +19,10 @@
 //   TallSkinnyQR  R with Q kept implicitly (apply Q^T b, Q x, form Q, least squares).
 //
 // All matrices are column-major views; on a CUDA context in device memory, asynchronous on the
-// context's stream except where an info struct comes back (these calls synchronize once at the
-// end, since the method actually used and the estimate are host values). Inputs are checked
-// before anything is written. float and double are instantiated. Requires m >= n.
+// context's stream except where an info struct comes back. Those calls wait on the host where
+// a decision needs a device value: CholeskyQR once per step (its Cholesky status), QRF-AH once
+// per panel (the panel's final width), TSQR once at the end (its temporaries are freed), and
+// TallSkinnyQR::apply_qt on the tree path. Inputs are checked before anything is written. float and double are instantiated. Requires m >= n.
 //
 // How `automatic` chooses: for m < 4 n Householder QR (as fast there). Otherwise CholeskyQR2,
 // accepted only when both Cholesky factorizations succeed and the second step's Gram matrix
@@ -73,7 +74,8 @@ struct TsqrOptions {
   bool fallback = true;
   /// TallSkinnyQR only: when the factorization can keep Q implicit as A R^{-1} (single-pass
   /// CholeskyQR2, the well-conditioned case), keep a view of the caller's `a` instead of a
-  /// copy: no m x n allocation and no copy, R costs two reads of A. The caller must then keep
+  /// copy: the object allocates no m x n storage and copies nothing (the second Gram pass
+  /// still uses an m x n scratch in the context's grow-only workspace, which stays allocated). The caller must then keep
   /// `a` alive and unchanged while the object is used. Otherwise (other methods, or Q that must
   /// be formed) the object copies A as usual; TsqrInfo::input_borrowed says which happened.
   bool borrow_input = false;

@@ -34,7 +34,8 @@
 // Row order. Internally new rows are appended at the bottom of Q's storage (the paper's
 // permutation of the inserted block to the bottom) and a host-side map keeps the order of A~:
 // row_order()[i] is the storage row of Q that belongs to row i of A~, so Q~ as returned by
-// matrix_q() is in A~'s row order and Q~ R~ = A~.
+// matrix_q() is in A~'s row order and Q~ R~ = A~ (matrix_q() uploads that map and so waits
+// for the context's stream).
 //
 // Inputs (A, b, U, e) may be in host memory or in the context's memory; host inputs cost one
 // stream synchronization (the copy in). Bad input throws InvalidArgument and leaves the object

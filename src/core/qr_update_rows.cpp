@@ -2,7 +2,9 @@
 // (compress the rows' tail of Q with one Householder QR, then Givens rotations), section 3.3 and
 // 3.4 of Andrew & Dingle. Backend-agnostic: every step is a leaf of update_kernels.hpp,
 // blocked_kernels.hpp or dense_kernels.hpp, enqueued in order on the context; the scratch is
-// sized once per update before the loops, which neither allocate nor synchronize.
+// sized once per update before the loops. Adding rows neither allocates nor synchronizes in its
+// loop; removing rows uploads each batch's row indices (a stream synchronization per batch of
+// kRemoveBatch rows), which a later version should hoist out of the batch loop.
 #include <algorithm>
 #include <cstdlib>
 #include <string>

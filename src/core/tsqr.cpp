@@ -236,8 +236,7 @@ TsqrInfo tsqr_geqrf(const Context& ctx, MatrixView<T> a, VectorView<T> tau,
   detail::TsqrBuffers<T> buf;
   if (detail::try_cholesky<T>(ctx, a, MatrixView<T>(), options, buf, info)) {
     // Q D = the first n columns of I - V T V^T, so A = Q R = (Q D)(D R): R_geqrf = D R.
-    // Q = q_left q_right is never formed: orhr_col works from the two factors (q_left may be
-    // `a` itself, single-pass CholeskyQR2: then V is formed in place).
+    // Q = q_left q_right is never formed: orhr_col works from the two factors.
     GPUQR_DISPATCH(ctx, orhr_col_of_product, buf.q_left, buf.q_right, a, buf.t, buf.d,
                    buf.work);
     GPUQR_DISPATCH(ctx, finish_geqrf, MatrixView<const T>(buf.prod), VectorView<const T>(buf.d),
