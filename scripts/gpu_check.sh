@@ -30,9 +30,12 @@ grep -E "FAILED|Failure|PASSED|SKIPPED \]" "$out/gpu_tests.log" | head -40
 
 if command -v compute-sanitizer >/dev/null 2>&1; then
   for tool in memcheck racecheck; do
-    # The panel kernel on small panels (the rescaled path included); sanitizers are slow.
+    # The panel kernels on small panels (the rescaled path included; memcheck also every
+    # single-block shape); sanitizers are slow, racecheck most.
+    filter='*KernelTwins.PanelQrScales*:*KernelTwins.PanelQrSingleBlockScales*:*KernelTwins.FormV*'
+    [ "$tool" = memcheck ] && filter="$filter:*KernelTwins.PanelQrSingleBlockAndCluster*"
     timeout 240 compute-sanitizer --tool "$tool" --error-exitcode 9 \
-      "$build_dir/tests/gpuqr_tests" --gtest_filter='*KernelTwins.PanelQrScales*:*KernelTwins.FormV*' \
+      "$build_dir/tests/gpuqr_tests" --gtest_filter="$filter" \
       > "$out/sanitizer_$tool.log" 2>&1 || { status=1; echo "compute-sanitizer $tool: FAILED"; }
     tail -3 "$out/sanitizer_$tool.log"
   done

@@ -66,6 +66,57 @@ TEST_P(KernelTwins, PanelQrMatchesGeqr2) {
   }));
 }
 
+TEST_P(KernelTwins, PanelQrSingleBlockAndClusterMatchGeqr2) {
+  // Panels one thread block holds (FP64 up to 512 rows, FP32 up to 640) go to the
+  // single-block kernel by default; each shape is also run with it switched off (the cluster
+  // kernel), both against LAPACK. Heights at the register-count boundaries (16 * 2^k).
+  struct Reset {
+    ~Reset() { kernels::cuda::panel_qr_single_block(-1); }
+  } reset;
+  GPUQR_FOR_PRECISION(([&]<class T>() {
+    std::uint64_t seed = 950;
+    for (auto [h, b] : {std::pair<int, int>{1, 1}, {16, 16}, {17, 3}, {32, 32}, {33, 32},
+                        {64, 1}, {65, 20}, {128, 32}, {129, 32}, {256, 31}, {257, 32},
+                        {512, 32}, {513, 32}, {640, 32}, {641, 32}, {1000, 9}, {1024, 32}, {1025, 32}}) {
+      for (int mode : {1, 0}) {
+        kernels::cuda::panel_qr_single_block(mode);
+        for (MatrixKind kind :
+             {MatrixKind::random, MatrixKind::graded, MatrixKind::rank_deficient}) {
+          SCOPED_TRACE(std::to_string(h) + "x" + std::to_string(b) + " " + to_string(kind) +
+                       (mode == 1 ? " single-block" : " cluster"));
+          const std::int64_t rank =
+              kind == MatrixKind::rank_deficient ? std::max<std::int64_t>(1, b / 2) : -1;
+          compare_panel<T>(ctx(), make_matrix<T>(kind, h, b, seed++), rank);
+        }
+      }
+    }
+  }));
+}
+
+TEST_P(KernelTwins, PanelQrSingleBlockScalesExtremeColumns) {
+  struct Reset {
+    ~Reset() { kernels::cuda::panel_qr_single_block(-1); }
+  } reset;
+  GPUQR_FOR_PRECISION(([&]<class T>() {
+    // The scaled path (squares over- or underflow) and zero columns, in the single block.
+    kernels::cuda::panel_qr_single_block(1);
+    const double tiny = sizeof(T) == 8 ? 1e-170 : 1e-25;
+    const double huge = sizeof(T) == 8 ? 1e+170 : 1e+25;
+    for (double scale : {tiny, huge}) {
+      Matrix<T> a = random_matrix<T>(300, 12, 33);
+      for (std::int64_t j = 0; j < 12; j += 3)
+        for (std::int64_t i = 0; i < 300; ++i) a(i, j) = static_cast<T>(a(i, j) * scale);
+      SCOPED_TRACE(scale);
+      compare_panel<T>(ctx(), a);
+    }
+    Matrix<T> z = random_matrix<T>(200, 5, 34);
+    for (std::int64_t i = 0; i < 200; ++i) z(i, 2) = T(0);
+    for (std::int64_t i = 3; i < 200; ++i) z(i, 3) = T(0);
+    compare_panel<T>(ctx(), z);
+    kernels::cuda::panel_qr_single_block(-1);
+  }));
+}
+
 TEST_P(KernelTwins, PanelQrScalesExtremeColumns) {
   GPUQR_FOR_PRECISION(([&]<class T>() {
     // Columns whose squares over- or underflow take the kernel's rescaled path.

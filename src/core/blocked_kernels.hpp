@@ -62,4 +62,7 @@ GPUQR_DECLARE_BLOCKED_KERNELS
 
 namespace gpuqr::kernels::cuda {
 GPUQR_DECLARE_BLOCKED_KERNELS
+/// Which kernel factors panels short enough for one thread block (tests and measurements):
+/// -1 = default (the single-block kernel unless GPUQR_PANEL_SINGLE=0), 0 = never, 1 = always.
+void panel_qr_single_block(int mode);
 }  // namespace gpuqr::kernels::cuda

@@ -483,6 +483,7 @@ bool panel_qr_fused(detail::ContextImpl& ctx, MatrixView<T> panel, VectorView<T>
   const int b = static_cast<int>(panel.cols());
   if (h == 0 || b == 0) return true;
   if (b > kWidth) return false;
+  if (panel_qr_single<T>(ctx, panel, tau, v, t)) return true;
   const DeviceLimits d = device_limits<T>(ctx.device);
   const std::size_t row_bytes = static_cast<std::size_t>(b) * sizeof(T);
   PanelArgs<T> args{panel.data(), panel.ld(), h, b, tau.data(), v.data(), v.ld(),

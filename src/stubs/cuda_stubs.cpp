@@ -75,6 +75,7 @@ void fill(detail::ContextImpl&, MatrixView<T>, T) {
   detail::not_compiled("cuda fill");
 }
 
+void panel_qr_single_block(int) {}
 std::int64_t max_panel_width(detail::ContextImpl&, int, std::int64_t) {
   detail::not_compiled("cuda max_panel_width");
 }

@@ -1,0 +1,97 @@
+// gpuqr_panel_bench: the panel kernels alone (no other work on the GPU): time per h x b panel
+// and per column, for the single-block kernel and the cluster kernel, on the same random panel
+// (uniform in (-1, 1)), restored before every call. CUDA events around each call; median of
+// --repeat calls after warm-up.
+//   gpuqr_panel_bench [--h 64,128,...] [--b 32] [--precision d,s] [--repeat 50]
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "gpuqr/context.hpp"
+#include "gpuqr/matrix.hpp"
+#include "src/core/blocked_kernels.hpp"
+#include "src/core/context_impl.hpp"
+#include "tests/support/generators.hpp"
+
+namespace {
+
+std::vector<long> list(const std::string& text) {
+  std::vector<long> out;
+  std::stringstream ss(text);
+  std::string item;
+  while (std::getline(ss, item, ',')) out.push_back(std::atol(item.c_str()));
+  return out;
+}
+
+template <class T>
+double time_panel(gpuqr::Context& ctx, long h, long b, int mode, int repeat) {
+  using namespace gpuqr;
+  const Matrix<T> host = testing::random_matrix<T>(h, b, 7);
+  Matrix<T> src = Matrix<T>::copy_of(host.view(), MemorySpace::device, ctx.device());
+  Matrix<T> a(h, b, MemorySpace::device, ctx.device()), v(h, b, MemorySpace::device, ctx.device());
+  Matrix<T> t(b, b, MemorySpace::device, ctx.device()), tau(b, 1, MemorySpace::device, ctx.device());
+  kernels::cuda::panel_qr_single_block(mode);
+  cudaStream_t stream = static_cast<cudaStream_t>(ctx.impl().stream);
+  cudaEvent_t e0, e1;
+  cudaEventCreate(&e0);
+  cudaEventCreate(&e1);
+  std::vector<float> ms;
+  for (int r = 0; r < repeat + 5; ++r) {
+    cudaMemcpy2DAsync(a.data(), a.ld() * sizeof(T), src.data(), src.ld() * sizeof(T),
+                      h * sizeof(T), b, cudaMemcpyDeviceToDevice, stream);
+    cudaEventRecord(e0, stream);
+    kernels::cuda::panel_qr<T>(ctx.impl(), a.view(), VectorView<T>(tau.data(), b, MemorySpace::device, ctx.device()),
+                               v.view(), t.view());
+    cudaEventRecord(e1, stream);
+    cudaEventSynchronize(e1);
+    float x = 0;
+    cudaEventElapsedTime(&x, e0, e1);
+    if (r >= 5) ms.push_back(x);
+  }
+  kernels::cuda::panel_qr_single_block(-1);
+  cudaEventDestroy(e0);
+  cudaEventDestroy(e1);
+  std::sort(ms.begin(), ms.end());
+  return ms[ms.size() / 2] * 1000.0;  // us
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string hs = "32,64,128,256,512,640,1024", bs = "32", precs = "d,s";
+  int repeat = 50;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    const std::string arg = argv[i], value = argv[i + 1];
+    if (arg == "--h") hs = value;
+    else if (arg == "--b") bs = value;
+    else if (arg == "--precision") precs = value;
+    else if (arg == "--repeat") repeat = std::atoi(value.c_str());
+    else { std::fprintf(stderr, "unknown option %s\n", arg.c_str()); return 2; }
+  }
+  if (gpuqr::cuda_devices().empty()) {
+    std::printf("no GPU here: nothing to time\n");
+    return 0;
+  }
+  gpuqr::Context ctx = gpuqr::Context::cuda(0);
+  std::printf("%-4s %6s %3s %12s %12s %12s %12s %8s\n", "prec", "h", "b", "single_us",
+              "single_us/col", "cluster_us", "cluster_us/col", "ratio");
+  for (const std::string& p : {std::string("d"), std::string("s")}) {
+    if (precs.find(p) == std::string::npos) continue;
+    for (long b : list(bs))
+      for (long h : list(hs)) {
+        if (h < b) continue;
+        const double s = p == "d" ? time_panel<double>(ctx, h, b, 1, repeat)
+                                  : time_panel<float>(ctx, h, b, 1, repeat);
+        const double c = p == "d" ? time_panel<double>(ctx, h, b, 0, repeat)
+                                  : time_panel<float>(ctx, h, b, 0, repeat);
+        std::printf("%-4s %6ld %3ld %12.2f %12.3f %12.2f %12.3f %8.2f\n", p.c_str(), h, b, s,
+                    s / b, c, c / b, c / s);
+      }
+  }
+  return 0;
+}
