@@ -17,12 +17,12 @@ if ! cmake --build $b --parallel 16 > "$out/build.log" 2>&1; then
   cmake --build $b --parallel 16 > "$out/build.log" 2>&1 || exit 1
 fi
 echo "build $(( $(date +%s) - s )) s"
-timeout 200 ctest --test-dir $b -E package --output-on-failure > "$out/ctest.log" 2>&1; echo "ctest rc $?"
+timeout 150 ctest --test-dir $b -E package --output-on-failure > "$out/ctest.log" 2>&1; echo "ctest rc $?"
 grep -E "tests passed|FAILED|Failed|SKIPPED \]" "$out/ctest.log" | head -20
 echo "t $(( $(date +%s) - s )) s"
 ls $b/bench/gpuqr_sparse_vs_spqr && timeout 60 $b/bench/gpuqr_sparse_vs_spqr .carry-matrices/Groebner_id2003_aug.mtx .carry-matrices/Franz6_id1959_aug.mtx 2>&1 | tee "$out/sparse_vs_spqr.txt" | tail -12
 echo "t $(( $(date +%s) - s )) s"
-timeout 100 $b/bench/gpuqr_batched_bench --precision both 2>&1 | tee "$out/batched_bench.txt" | tail -40
+timeout 90 $b/bench/gpuqr_batched_bench --precision both --gib 0.5 2>&1 | tee "$out/batched_bench.txt" | tail -40
 echo "t $(( $(date +%s) - s )) s"
-timeout 120 $b/bench/gpuqr_update_bench --repeat 1 > "$out/update_bench.txt" 2>&1; echo "update rc $?"; tail -45 "$out/update_bench.txt"
+timeout 100 $b/bench/gpuqr_update_bench --repeat 1 > "$out/update_bench.txt" 2>&1; echo "update rc $?"; tail -45 "$out/update_bench.txt"
 echo "total $(( $(date +%s) - s )) s"
