@@ -184,6 +184,27 @@ TEST_P(QrUpdateTest, RemoveRowsAtEveryPositionAndSize) {
   }));
 }
 
+TEST_P(QrUpdateTest, RemoveRowsBlockedRotationsAcrossSeveralBlocks) {
+  // n = 300 spans three blocks of positions (128 each) in the blocked application of the
+  // deletion's rotations (p >= 8); p = 130 also splits into two batches. Every position.
+  GPUQR_FOR_PRECISION(([&]<class T>() {
+    std::uint64_t seed = 650;
+    for (std::int64_t p : {8, 41, 130}) {
+      for (int where = 0; where < 3; ++where) {
+        const std::int64_t m = 460, n = 300;
+        Tracked<T> t{random_matrix<T>(m, n, seed++), random_matrix<T>(m, 2, seed++)};
+        UpdatableQR<T> qr(ctx(), t.a.view(), t.b.view(), UpdateQ::full);
+        const std::int64_t k = where == 0 ? 0 : (where == 1 ? (m - p) / 2 : m - p);
+        SCOPED_TRACE("p " + std::to_string(p) + " k " + std::to_string(k));
+        const UpdateInfo info = qr.remove_rows(k, p);
+        EXPECT_EQ(info.rotations, n * p);
+        t.erase(k, p);
+        expect_good<T>(check_against_fresh(ctx(), qr, t));
+      }
+    }
+  }));
+}
+
 TEST_P(QrUpdateTest, LongMixedSequenceKeepsOrthogonality) {
   GPUQR_FOR_PRECISION(([&]<class T>() {
     const std::int64_t n = 7, steps = 300;

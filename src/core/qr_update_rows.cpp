@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <string>
+#include <vector>
 
 #include "gpuqr/update.hpp"
 #include "src/core/blocked_kernels.hpp"
@@ -34,6 +35,88 @@ VectorView<T> sub(VectorView<T> v, std::int64_t offset, std::int64_t size) {
 }
 
 using detail::copy_into;
+
+/// Removing rows: deletions of at least this many rows apply their Givens rotations as GEMMs
+/// (apply_rotations_blocked); fewer keep the one-pass rotation kernel. GPUQR_REMOVE_BLOCKED=0
+/// or 1 forces either (measurements).
+constexpr std::int64_t kBlockedDeletionMinRows = 8;
+/// Positions per block of the blocked application.
+constexpr std::int64_t kDeletionBlock = 128;
+
+bool blocked_deletion(std::int64_t p) {
+  static const int forced = [] {
+    const char* text = std::getenv("GPUQR_REMOVE_BLOCKED");
+    return text == nullptr ? -1 : std::atoi(text);
+  }();
+  return forced >= 0 ? forced != 0 : p >= kBlockedDeletionMinRows;
+}
+
+/// One target of apply_rotations_blocked: lines of x with their p pivots in acc (lines: x's
+/// rows when lines_are_rows, else its columns), as apply_deletion_rotations takes them;
+/// `triangular`: line i has no entries beyond position i (R^T).
+template <class T>
+struct RotationTarget {
+  MatrixView<T> x, acc;
+  bool lines_are_rows = true;
+  bool triangular = false;
+};
+
+/// Applies the rotations of deletion_rotations (c, s: n x p) to every target, with the result
+/// of apply_deletion_rotations, by blocks of positions: the rotations of positions [j0, j1)
+/// and all pivots, in the deletion's order, are accumulated into the orthogonal G
+/// ((w + p) x (w + p), w = j1 - j0) by applying them to the rows of the identity (the rotation
+/// kernel on w + p lines), then every line takes [x_blk, acc] <- [x_blk, acc] G (GEMMs; G^T
+/// from the left for column lines). Blocks run from the last positions to the first, as the
+/// deletion does; one G serves every target. A triangular target's block [j0, j1) touches
+/// lines j0.. only (earlier lines hold zeros there and in their pivots). g: (nb + p)^2
+/// elements; t: (nb + p) times the most lines of a target.
+template <class T>
+std::int64_t apply_rotations_blocked(const Context& ctx, MatrixView<const T> c,
+                                     MatrixView<const T> s,
+                                     const std::vector<RotationTarget<T>>& targets,
+                                     std::int64_t nb, T* g, T* t) {
+  const std::int64_t n = c.rows(), p = c.cols();
+  std::int64_t launches = 0;
+  for (std::int64_t j1 = n; j1 > 0; j1 -= nb) {
+    const std::int64_t j0 = std::max<std::int64_t>(0, j1 - nb), w = j1 - j0, wp = w + p;
+    MatrixView<T> gm(g, wp, wp, wp, targets.front().x.space(), targets.front().x.device());
+    GPUQR_DISPATCH(ctx, laset, T(0), T(1), gm);
+    GPUQR_DISPATCH(ctx, apply_deletion_rotations, c.block(j0, 0, w, p), s.block(j0, 0, w, p),
+                   gm.block(0, 0, wp, w), gm.block(0, w, wp, p), true, false);
+    launches += 2;
+    const MatrixView<const T> g_top = gm.block(0, 0, w, wp), g_bottom = gm.block(w, 0, p, wp);
+    for (const RotationTarget<T>& tg : targets) {
+      const std::int64_t lines = tg.lines_are_rows ? tg.x.rows() : tg.x.cols();
+      const std::int64_t l0 = tg.triangular ? j0 : 0, nl = lines - l0;
+      if (nl <= 0) continue;
+      const MemorySpace space = tg.x.space();
+      const int device = tg.x.device();
+      if (tg.lines_are_rows) {
+        MatrixView<T> xb = tg.x.block(l0, j0, nl, w), pb = tg.acc.block(l0, 0, nl, p);
+        MatrixView<T> tm(t, nl, wp, nl, space, device);
+        GPUQR_DISPATCH(ctx, laset, T(0), T(0), tm);
+        GPUQR_DISPATCH(ctx, multiply_add, Op::no_trans, Op::no_trans, T(1),
+                       MatrixView<const T>(xb), g_top, tm);
+        GPUQR_DISPATCH(ctx, multiply_add, Op::no_trans, Op::no_trans, T(1),
+                       MatrixView<const T>(pb), g_bottom, tm);
+        GPUQR_DISPATCH(ctx, copy, MatrixView<const T>(tm.block(0, 0, nl, w)), xb);
+        GPUQR_DISPATCH(ctx, copy, MatrixView<const T>(tm.block(0, w, nl, p)), pb);
+      } else {
+        MatrixView<T> xb = tg.x.block(j0, l0, w, nl), pb = tg.acc.block(0, l0, p, nl);
+        MatrixView<T> tm(t, wp, nl, wp, space, device);
+        GPUQR_DISPATCH(ctx, laset, T(0), T(0), tm);
+        GPUQR_DISPATCH(ctx, multiply_add, Op::trans, Op::no_trans, T(1), g_top,
+                       MatrixView<const T>(xb), tm);
+        GPUQR_DISPATCH(ctx, multiply_add, Op::trans, Op::no_trans, T(1), g_bottom,
+                       MatrixView<const T>(pb), tm);
+        GPUQR_DISPATCH(ctx, copy, MatrixView<const T>(tm.block(0, 0, w, nl)), xb);
+        GPUQR_DISPATCH(ctx, copy, MatrixView<const T>(tm.block(w, 0, p, nl)), pb);
+      }
+      launches += 5;
+    }
+  }
+  return launches;
+}
 
 }  // namespace
 
@@ -238,8 +321,14 @@ UpdateInfo UpdatableQR<T>::remove_batch(std::int64_t k, std::int64_t p) {
   auto bytes = [&](std::int64_t count, std::size_t elem) {
     return UpdateScratch::piece_bytes(count, elem);
   };
+  const bool blocked = blocked_deletion(p);
+  const std::int64_t nbd = std::min(kDeletionBlock, n);
+  const std::size_t blocked_bytes =
+      blocked ? bytes((nbd + p) * (nbd + p), es) + bytes(std::max(m, nrhs) * (nbd + p), es) +
+                    bytes(n * p, es)
+              : 0;
   const std::size_t total = bytes((m - n) * p, es) + bytes(p, es) + bytes(p * (n + p), es) +
-                            2 * bytes(n * p, es) + bytes(n * n, es) + bytes(p, is) +
+                            2 * bytes(n * p, es) + bytes(n * n, es) + bytes(p, is) + blocked_bytes +
                             2 * bytes(static_cast<std::int64_t>(row_from.size()), is) +
                             2 * bytes(static_cast<std::int64_t>(col_from.size()), is);
   UpdateScratch scratch(ctx_, total);
@@ -269,17 +358,33 @@ UpdateInfo UpdatableQR<T>::remove_batch(std::int64_t k, std::int64_t p) {
   GPUQR_DISPATCH(ctx_, gather_rows, MatrixView<const T>(q), rows_d, std::int64_t{0}, false, z);
   GPUQR_DISPATCH(ctx_, deletion_rotations, z, c, s);
   const MatrixView<const T> cc = c, sc = s;
-  GPUQR_DISPATCH(ctx_, apply_deletion_rotations, cc, sc, q.block(0, 0, m, n), q.block(0, n, m, p),
-                 true, false);
-  if (nrhs > 0) {
-    GPUQR_DISPATCH(ctx_, apply_deletion_rotations, cc, sc, d.block(0, 0, n, nrhs),
-                   d.block(n, 0, p, nrhs), false, false);
+  if (blocked) {
+    // The same rotations, in the same order per line, by blocks of positions as GEMMs.
+    T* g = scratch.vector<T>((nbd + p) * (nbd + p)).data();
+    T* t = scratch.vector<T>(std::max(m, nrhs) * (nbd + p)).data();
+    MatrixView<T> pt = scratch.matrix<T>(n, p);  // R's pivot rows (transposed), from zero
+    // R through its transpose: its lines (R's columns) as rows, lower triangular.
+    GPUQR_DISPATCH(ctx_, transpose, MatrixView<const T>(r_view()), rt);
+    GPUQR_DISPATCH(ctx_, laset, T(0), T(0), pt);
+    std::vector<RotationTarget<T>> targets{{q.block(0, 0, m, n), q.block(0, n, m, p), true, false},
+                                           {rt, pt, true, true}};
+    if (nrhs > 0) targets.push_back({d.block(0, 0, n, nrhs), d.block(n, 0, p, nrhs), false, false});
+    launches += 2 + apply_rotations_blocked<T>(ctx_, cc, sc, targets, nbd, g, t);
+    GPUQR_DISPATCH(ctx_, transpose, MatrixView<const T>(rt), r_view());
+    launches += 2 + 1;
+  } else {
+    GPUQR_DISPATCH(ctx_, apply_deletion_rotations, cc, sc, q.block(0, 0, m, n),
+                   q.block(0, n, m, p), true, false);
+    if (nrhs > 0) {
+      GPUQR_DISPATCH(ctx_, apply_deletion_rotations, cc, sc, d.block(0, 0, n, nrhs),
+                     d.block(n, 0, p, nrhs), false, false);
+    }
+    // R through its transpose, so that the threads' lines (R's columns) are contiguous.
+    GPUQR_DISPATCH(ctx_, transpose, MatrixView<const T>(r_view()), rt);
+    GPUQR_DISPATCH(ctx_, apply_deletion_rotations, cc, sc, rt, MatrixView<T>(), true, true);
+    GPUQR_DISPATCH(ctx_, transpose, MatrixView<const T>(rt), r_view());
+    launches += 2 + 1 + (nrhs > 0 ? 1 : 0) + 3;
   }
-  // R through its transpose, so that the threads' lines (R's columns) are contiguous.
-  GPUQR_DISPATCH(ctx_, transpose, MatrixView<const T>(r_view()), rt);
-  GPUQR_DISPATCH(ctx_, apply_deletion_rotations, cc, sc, rt, MatrixView<T>(), true, true);
-  GPUQR_DISPATCH(ctx_, transpose, MatrixView<const T>(rt), r_view());
-  launches += 2 + 1 + (nrhs > 0 ? 1 : 0) + 3;
   // 3. Retire the removed rows and the pivot columns: move the last ones into their slots.
   GPUQR_DISPATCH(ctx_, move_lines, q, col_from_d, col_to_d, false);
   if (nrhs > 0) GPUQR_DISPATCH(ctx_, move_lines, d, col_from_d, col_to_d, true);
