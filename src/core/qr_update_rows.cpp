@@ -1,6 +1,7 @@
 // UpdatableQR<T>: adding rows (blocked Householder on [R; U], tpqrt's shape) and removing rows
-// (compress the rows' tail of Q with one Householder QR, then Givens rotations), section 3.3 and
-// 3.4 of Andrew & Dingle. Backend-agnostic: every step is a leaf of update_kernels.hpp,
+// (compress the rows' tail of Q with one Householder QR, then Givens rotations, applied for
+// p >= 8 by blocks of positions as GEMMs), section 3.3 and 3.4 of Andrew & Dingle.
+// Backend-agnostic: every step is a leaf of update_kernels.hpp,
 // blocked_kernels.hpp or dense_kernels.hpp, enqueued in order on the context; the scratch is
 // sized once per update before the loops. Adding rows neither allocates nor synchronizes in its
 // loop; removing rows uploads each batch's row indices (a stream synchronization per batch of
