@@ -323,14 +323,47 @@ inline double check_basic_solution(const CscMatrix<double>& a, const SparseQR<do
   return opt;
 }
 
+/// Nested-dissection numbering of a g x g grid's nodes (node x + y g -> its column): each
+/// rectangle numbers its halves first, then the middle line that separates them, so the
+/// natural ordering of the numbered columns already has a bushy elimination tree.
+inline std::vector<I> grid_nested_dissection(I g) {
+  std::vector<I> number(static_cast<std::size_t>(g * g), -1);
+  I next = 0;
+  auto visit = [&](auto&& self, I x0, I x1, I y0, I y1) -> void {
+    if (x1 <= x0 || y1 <= y0) return;
+    if ((x1 - x0) * (y1 - y0) <= 4) {
+      for (I y = y0; y < y1; ++y)
+        for (I x = x0; x < x1; ++x) number[static_cast<std::size_t>(x + y * g)] = next++;
+      return;
+    }
+    if (x1 - x0 >= y1 - y0) {
+      const I mid = (x0 + x1) / 2;
+      self(self, x0, mid, y0, y1);
+      self(self, mid + 1, x1, y0, y1);
+      for (I y = y0; y < y1; ++y) number[static_cast<std::size_t>(mid + y * g)] = next++;
+    } else {
+      const I mid = (y0 + y1) / 2;
+      self(self, x0, x1, y0, mid);
+      self(self, x0, x1, mid + 1, y1);
+      for (I x = x0; x < x1; ++x) number[static_cast<std::size_t>(x + mid * g)] = next++;
+    }
+  };
+  visit(visit, 0, g, 0, g);
+  return number;
+}
+
 /// The gradient of a g x g grid (horizontal and vertical differences) plus one row per
 /// boundary node (a Dirichlet condition), so it has full column rank: about 2 g^2 x g^2.
+/// `nested_dissection`: columns numbered by grid_nested_dissection (else row by row).
 template <class T>
-CscMatrix<T> grid_gradient(I g) {
+CscMatrix<T> grid_gradient(I g, bool nested_dissection = false) {
   std::vector<I> ii, jj;
   std::vector<T> vv;
   I row = 0;
-  auto node = [g](I x, I y) { return x + y * g; };
+  const std::vector<I> nd = nested_dissection ? grid_nested_dissection(g) : std::vector<I>();
+  auto node = [g, &nd](I x, I y) {
+    return nd.empty() ? x + y * g : nd[static_cast<std::size_t>(x + y * g)];
+  };
   auto diff = [&](I p, I q) {
     ii.insert(ii.end(), {row, row});
     jj.insert(jj.end(), {p, q});
