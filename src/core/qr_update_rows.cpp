@@ -74,8 +74,8 @@ struct RotationTarget {
 template <class T>
 std::int64_t apply_rotations_blocked(const Context& ctx, MatrixView<const T> c,
                                      MatrixView<const T> s,
-                                     const std::vector<RotationTarget<T>>& targets,
-                                     std::int64_t nb, T* g, T* t) {
+                                     const std::vector<RotationTarget<T>>& targets, std::int64_t nb,
+                                     T* g, T* t) {
   const std::int64_t n = c.rows(), p = c.cols();
   std::int64_t launches = 0;
   for (std::int64_t j1 = n; j1 > 0; j1 -= nb) {
@@ -96,10 +96,10 @@ std::int64_t apply_rotations_blocked(const Context& ctx, MatrixView<const T> c,
         MatrixView<T> xb = tg.x.block(l0, j0, nl, w), pb = tg.acc.block(l0, 0, nl, p);
         MatrixView<T> tm(t, nl, wp, nl, space, device);
         GPUQR_DISPATCH(ctx, laset, T(0), T(0), tm);
-        GPUQR_DISPATCH(ctx, multiply_add, Op::no_trans, Op::no_trans, T(1),
-                       MatrixView<const T>(xb), g_top, tm);
-        GPUQR_DISPATCH(ctx, multiply_add, Op::no_trans, Op::no_trans, T(1),
-                       MatrixView<const T>(pb), g_bottom, tm);
+        GPUQR_DISPATCH(ctx, multiply_add, Op::no_trans, Op::no_trans, T(1), MatrixView<const T>(xb),
+                       g_top, tm);
+        GPUQR_DISPATCH(ctx, multiply_add, Op::no_trans, Op::no_trans, T(1), MatrixView<const T>(pb),
+                       g_bottom, tm);
         GPUQR_DISPATCH(ctx, copy, MatrixView<const T>(tm.block(0, 0, nl, w)), xb);
         GPUQR_DISPATCH(ctx, copy, MatrixView<const T>(tm.block(0, w, nl, p)), pb);
       } else {
@@ -324,10 +324,10 @@ UpdateInfo UpdatableQR<T>::remove_batch(std::int64_t k, std::int64_t p) {
   };
   const bool blocked = blocked_deletion(p);
   const std::int64_t nbd = std::min(kDeletionBlock, n);
-  const std::size_t blocked_bytes =
-      blocked ? bytes((nbd + p) * (nbd + p), es) + bytes(std::max(m, nrhs) * (nbd + p), es) +
-                    bytes(n * p, es)
-              : 0;
+  const std::size_t blocked_bytes = blocked ? bytes((nbd + p) * (nbd + p), es) +
+                                                  bytes(std::max(m, nrhs) * (nbd + p), es) +
+                                                  bytes(n * p, es)
+                                            : 0;
   const std::size_t total = bytes((m - n) * p, es) + bytes(p, es) + bytes(p * (n + p), es) +
                             2 * bytes(n * p, es) + bytes(n * n, es) + bytes(p, is) + blocked_bytes +
                             2 * bytes(static_cast<std::int64_t>(row_from.size()), is) +
@@ -353,8 +353,10 @@ UpdateInfo UpdatableQR<T>::remove_batch(std::int64_t k, std::int64_t p) {
   GPUQR_DISPATCH(ctx_, gather_rows, MatrixView<const T>(q), rows_d, n, true, y);
   detail::run_geqrf<T>(ctx_, y, tau);
   detail::run_ormqr<T>(ctx_, Side::right, Op::no_trans, y, tau, q.block(0, n, m, m - n));
-  if (nrhs > 0) detail::run_ormqr<T>(ctx_, Side::left, Op::trans, y, tau, d.block(n, 0, m - n, nrhs));
-  launches += 1 + detail::blocked_launches(p, true) + (nrhs > 0 ? 2 : 1) * detail::blocked_launches(p, false);
+  if (nrhs > 0)
+    detail::run_ormqr<T>(ctx_, Side::left, Op::trans, y, tau, d.block(n, 0, m - n, nrhs));
+  launches += 1 + detail::blocked_launches(p, true) +
+              (nrhs > 0 ? 2 : 1) * detail::blocked_launches(p, false);
   // 2. Givens: zero the rows' part in the first n columns against pivot columns n..n+p-1.
   GPUQR_DISPATCH(ctx_, gather_rows, MatrixView<const T>(q), rows_d, std::int64_t{0}, false, z);
   GPUQR_DISPATCH(ctx_, deletion_rotations, z, c, s);
@@ -374,8 +376,8 @@ UpdateInfo UpdatableQR<T>::remove_batch(std::int64_t k, std::int64_t p) {
     GPUQR_DISPATCH(ctx_, transpose, MatrixView<const T>(rt), r_view());
     launches += 2 + 1;
   } else {
-    GPUQR_DISPATCH(ctx_, apply_deletion_rotations, cc, sc, q.block(0, 0, m, n),
-                   q.block(0, n, m, p), true, false);
+    GPUQR_DISPATCH(ctx_, apply_deletion_rotations, cc, sc, q.block(0, 0, m, n), q.block(0, n, m, p),
+                   true, false);
     if (nrhs > 0) {
       GPUQR_DISPATCH(ctx_, apply_deletion_rotations, cc, sc, d.block(0, 0, n, nrhs),
                      d.block(n, 0, p, nrhs), false, false);
