@@ -89,13 +89,16 @@ std::int64_t check_tile_qr(const Matrix<T>& a, std::vector<std::int32_t> leftmos
       for (std::int64_t c = 0; c < n; ++c) {
         const T x = f(std::int64_t{src} * kTile + i, c);
         const std::int64_t row = std::int64_t{j} * kTile + i;
-        if (row < k && c >= row) r(row, c) = x;
-        else EXPECT_EQ(x, T(0)) << "row tile " << src << " entry (" << i << ", " << c << ")";
+        if (row < k && c >= row)
+          r(row, c) = x;
+        else
+          EXPECT_EQ(x, T(0)) << "row tile " << src << " entry (" << i << ", " << c << ")";
       }
   }
   for (std::int32_t t = 0; t < rt; ++t) {
     if (used[t]) continue;
-    for (std::int64_t i = std::int64_t{t} * kTile; i < std::min<std::int64_t>(m, (t + 1) * kTile); ++i)
+    for (std::int64_t i = std::int64_t{t} * kTile; i < std::min<std::int64_t>(m, (t + 1) * kTile);
+         ++i)
       for (std::int64_t c = 0; c < n; ++c) EXPECT_EQ(f(i, c), T(0)) << "row " << i << " col " << c;
   }
   const double scale = frob(a) > 0 ? frob(a) : 1.0;
@@ -136,8 +139,16 @@ std::int64_t check_tile_qr(const Matrix<T>& a, std::vector<std::int32_t> leftmos
 TEST(TileScheduler, DenseShapesMatchLapackAndReproduceA) {
   auto body = [&]<class T>() {
     std::uint64_t seed = 1500;
-    for (auto [m, n] : {std::pair<int, int>{1, 1}, {32, 32}, {33, 31}, {100, 64}, {256, 160},
-                        {500, 96}, {64, 300}, {97, 200}, {1000, 32}, {45, 77}}) {
+    for (auto [m, n] : {std::pair<int, int>{1, 1},
+                        {32, 32},
+                        {33, 31},
+                        {100, 64},
+                        {256, 160},
+                        {500, 96},
+                        {64, 300},
+                        {97, 200},
+                        {1000, 32},
+                        {45, 77}}) {
       for (int variant = 0; variant < 3; ++variant) {
         TileSchedulerOptions opt;
         if (variant == 1) opt = {3, 1, true};
@@ -160,8 +171,10 @@ TEST(TileScheduler, PipeliningTakesFewerLaunches) {
   for (auto [m, n] : {std::pair<int, int>{256, 160}, {2048, 256}}) {
     const Matrix<double> a = random_matrix<double>(m, n, 1600 + m);
     const auto rt = static_cast<std::int32_t>(m / kTile), ct = static_cast<std::int32_t>(n / kTile);
-    const std::int64_t plain = check_tile_qr<double>(a, std::vector<std::int32_t>(rt, 0), {3, 2, false});
-    const std::int64_t piped = check_tile_qr<double>(a, std::vector<std::int32_t>(rt, 0), {3, 2, true});
+    const std::int64_t plain =
+        check_tile_qr<double>(a, std::vector<std::int32_t>(rt, 0), {3, 2, false});
+    const std::int64_t piped =
+        check_tile_qr<double>(a, std::vector<std::int32_t>(rt, 0), {3, 2, true});
     SCOPED_TRACE(std::to_string(m) + "x" + std::to_string(n) + ": " + std::to_string(plain) +
                  " launches plain, " + std::to_string(piped) + " pipelined");
     std::cout << "  " << m << " x " << n << ", bundles of 3: " << plain << " launches, " << piped
@@ -189,8 +202,10 @@ TEST(TileScheduler, StaircaseFronts) {
     }
     Matrix<double> a = random_matrix<double>(m, n, 1700 + trial);
     for (std::int32_t r = 0; r < rt; ++r)
-      for (std::int64_t i = std::int64_t{r} * kTile; i < std::min<std::int64_t>(m, (r + 1) * kTile); ++i)
-        for (std::int64_t c = 0; c < std::min<std::int64_t>(n, std::int64_t{leftmost[r]} * kTile); ++c)
+      for (std::int64_t i = std::int64_t{r} * kTile; i < std::min<std::int64_t>(m, (r + 1) * kTile);
+           ++i)
+        for (std::int64_t c = 0; c < std::min<std::int64_t>(n, std::int64_t{leftmost[r]} * kTile);
+             ++c)
           a(i, c) = 0;
     SCOPED_TRACE("trial " + std::to_string(trial) + ": " + std::to_string(m) + "x" +
                  std::to_string(n));
@@ -223,7 +238,8 @@ TEST(TileScheduler, ABatchOfMixedSizesSharesLaunches) {
   for (std::size_t i = 0; i < shapes.size(); ++i) {
     in.push_back(random_matrix<double>(shapes[i].first, shapes[i].second, 1900 + i));
     f.push_back(in.back().clone());
-    s.push_back(TileScheduler::dense(static_cast<std::int32_t>(i), shapes[i].first, shapes[i].second));
+    s.push_back(
+        TileScheduler::dense(static_cast<std::int32_t>(i), shapes[i].first, shapes[i].second));
     std::vector<TileScheduler> alone{TileScheduler::dense(0, shapes[i].first, shapes[i].second)};
     longest = std::max(longest, detail::run_tile_launches(alone, [](std::vector<TileTask>&) {}));
   }
@@ -251,8 +267,8 @@ TEST(TileScheduler, ABatchOfMixedSizesSharesLaunches) {
 }
 
 TEST(TileScheduler, BadInputIsAClearError) {
-  EXPECT_THROW(TileScheduler(0, 3, 2, {0, 0}), InvalidArgument);      // sizes disagree
-  EXPECT_THROW(TileScheduler(0, 2, 2, {0, 3}), InvalidArgument);      // beyond the columns
+  EXPECT_THROW(TileScheduler(0, 3, 2, {0, 0}), InvalidArgument);  // sizes disagree
+  EXPECT_THROW(TileScheduler(0, 2, 2, {0, 3}), InvalidArgument);  // beyond the columns
   EXPECT_THROW(TileScheduler(0, 2, 2, {0, -1}), InvalidArgument);
   EXPECT_THROW(TileScheduler(0, 2, 2, {0, 0}, {0, 1, true}), InvalidArgument);
   EXPECT_THROW(TileScheduler::dense(0, -1, 4), InvalidArgument);

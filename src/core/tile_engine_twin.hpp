@@ -110,8 +110,8 @@ class TileEngineTwin {
       kernels::cpu::geqrf<T>(ctx_.impl(), p.view(), tv);
       kernels::cpu::form_v<T>(ctx_.impl(), MatrixView<const T>(p.view().block(0, 0, h, k)),
                               f.v.view());
-      kernels::cpu::larft<T>(ctx_.impl(), MatrixView<const T>(f.v.view()),
-                             VectorView<const T>(tv), f.t.view(), gram.view());
+      kernels::cpu::larft<T>(ctx_.impl(), MatrixView<const T>(f.v.view()), VectorView<const T>(tv),
+                             f.t.view(), gram.view());
       for (std::int64_t j = 0; j < w; ++j)
         for (std::int64_t i = j + 1; i < h; ++i) p(i, j) = T(0);
     }

@@ -12,10 +12,10 @@ namespace gpuqr::detail {
 TileScheduler::TileScheduler(std::int32_t matrix, std::int32_t row_tiles, std::int32_t col_tiles,
                              std::vector<std::int32_t> leftmost, TileSchedulerOptions options)
     : matrix_(matrix), col_tiles_(col_tiles), options_(options), leftmost_(std::move(leftmost)) {
-  GPUQR_CHECK_ARG(row_tiles >= 0 && col_tiles >= 0 &&
-                      static_cast<std::int32_t>(leftmost_.size()) == row_tiles,
-                  "TileScheduler: " + std::to_string(leftmost_.size()) +
-                      " leftmost column tiles for " + std::to_string(row_tiles) + " row tiles");
+  GPUQR_CHECK_ARG(
+      row_tiles >= 0 && col_tiles >= 0 && static_cast<std::int32_t>(leftmost_.size()) == row_tiles,
+      "TileScheduler: " + std::to_string(leftmost_.size()) + " leftmost column tiles for " +
+          std::to_string(row_tiles) + " row tiles");
   GPUQR_CHECK_ARG(options_.bundle >= 1 && options_.apply_cols >= 1,
                   "TileScheduler: bundle and apply_cols must be at least 1");
   for (std::int32_t r = 0; r < row_tiles; ++r)
@@ -79,8 +79,7 @@ bool TileScheduler::plan(std::vector<TileTask>& tasks) {
         }
         std::vector<std::int32_t>& delta = idle[c0];
         while (!delta.empty() && static_cast<int>(next.size()) < options_.bundle) {
-          next.push_back(delta.back());
-          in_bundle_[delta.back()] = -2;  // taken (new_bundle sets the id)
+          next.push_back(delta.back());  // new_bundle() below takes it out of the idle set
           delta.pop_back();
         }
         std::sort(next.begin(), next.end());

@@ -86,11 +86,11 @@ class TileScheduler {
   std::int32_t matrix_;
   std::int32_t col_tiles_;
   TileSchedulerOptions options_;
-  std::vector<std::int32_t> leftmost_;    ///< per row tile; col_tiles_ = zero (left the matrix)
-  std::vector<char> triangular_;          ///< per row tile: its leftmost tile is triangular
-  std::vector<std::int32_t> in_bundle_;   ///< per row tile: its active bundle, or -1
+  std::vector<std::int32_t> leftmost_;   ///< per row tile; col_tiles_ = zero (left the matrix)
+  std::vector<char> triangular_;         ///< per row tile: its leftmost tile is triangular
+  std::vector<std::int32_t> in_bundle_;  ///< per row tile: its active bundle, or -1
   std::vector<Bundle> bundles_;
-  std::vector<std::int32_t> active_;      ///< bundles not finished
+  std::vector<std::int32_t> active_;  ///< bundles not finished
 };
 
 /// Runs the schedulers of a batch together: one task list per launch holding every matrix's
