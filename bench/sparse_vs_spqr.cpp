@@ -8,8 +8,10 @@
 #include <SuiteSparseQR.hpp>
 
 #include <chrono>
+#include <cstdlib>
 #include <cstdio>
 #include <exception>
+#include <string>
 
 #include "gpuqr/io.hpp"
 #include "gpuqr/sparse_qr.hpp"
@@ -34,6 +36,8 @@ cholmod_sparse* to_cholmod(const gpuqr::CscMatrix<double>& a, cholmod_common* cc
   return c;
 }
 
+int g_threads = 1;  // --threads: SparseQROptions::threads for ours
+
 void compare(const char* path) {
   const auto mm = gpuqr::io::read_matrix_market(path);
   const auto& a = mm.sparse;
@@ -42,18 +46,21 @@ void compare(const char* path) {
   // Twice, as SPQR below: the first call pays page faults and one-time setup; the second is
   // reported (before 2026-11-23 the first was, against SPQR's second).
   double ours = 0.0;
-  { const gpuqr::SparseQR<double> warm(a); }
+  gpuqr::SparseQROptions options;
+  options.threads = g_threads;
+  { const gpuqr::SparseQR<double> warm(a, options); }
   const auto t0 = std::chrono::steady_clock::now();
-  const gpuqr::SparseQR<double> qr(a);
+  const gpuqr::SparseQR<double> qr(a, options);
   ours = seconds_since(t0);
-  std::printf("  gpuqr  %8.3f s  nnz(R) %10lld  flops %.3g  rank %lld  (default tolerance)\n", ours,
-              static_cast<long long>(qr.nnz_r()), qr.analysis().flops,
-              static_cast<long long>(qr.rank()));
+  std::printf("  gpuqr  %8.3f s  nnz(R) %10lld  flops %.3g  rank %lld  (default tolerance, %d "
+              "thread%s)\n",
+              ours, static_cast<long long>(qr.nnz_r()), qr.analysis().flops,
+              static_cast<long long>(qr.rank()), g_threads, g_threads == 1 ? "" : "s");
   // Q-less (B = ones carried through the fronts, Householder vectors discarded): time and the
   // memory the factorization holds, against the kept-vectors factorization above.
   gpuqr::Matrix<double> b(a.rows, 1);
   for (std::int64_t i = 0; i < a.rows; ++i) b(i, 0) = 1.0;
-  gpuqr::SparseQROptions qless_options;
+  gpuqr::SparseQROptions qless_options = options;
   qless_options.keep_householder = false;
   const auto q0 = std::chrono::steady_clock::now();
   const gpuqr::SparseQR<double> qless(a, b.view(), qless_options);
@@ -85,12 +92,17 @@ void compare(const char* path) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc < 2) {
-    std::fprintf(stderr, "usage: %s A.mtx [more.mtx ...]\n", argv[0]);
+  int first = 1;
+  if (argc > 2 && std::string(argv[1]) == "--threads") {
+    g_threads = std::atoi(argv[2]);
+    first = 3;
+  }
+  if (argc <= first) {
+    std::fprintf(stderr, "usage: %s [--threads N] A.mtx [more.mtx ...]\n", argv[0]);
     return 2;
   }
   try {
-    for (int i = 1; i < argc; ++i) compare(argv[i]);
+    for (int i = first; i < argc; ++i) compare(argv[i]);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "gpuqr_sparse_vs_spqr: error: %s\n", e.what());
     return 1;

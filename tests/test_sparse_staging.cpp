@@ -214,3 +214,72 @@ TEST(SparseQRStaging, StatsWithoutCap) {
 }
 
 }  // namespace
+
+namespace {
+
+/// Factors `a` on one thread and on `threads`; rank, R, zero pivots, solutions (kept
+/// reflectors) and Q^T B must be bit for bit the same. Returns the launches that had several
+/// tasks (where threads can help).
+template <class T>
+I compare_threads(const CscMatrix<T>& a, SparseQROptions opt, int threads) {
+  const Matrix<T> b = random_dense<T>(a.rows, 2, 11);
+  opt.threads = 1;
+  const SparseQR<T> ref(a, b.view(), opt);
+  opt.threads = threads;
+  const SparseQR<T> par(a, b.view(), opt);
+  SCOPED_TRACE("threads " + std::to_string(threads));
+  EXPECT_EQ(par.rank(), ref.rank());
+  EXPECT_EQ(par.zero_pivots(), ref.zero_pivots());
+  const CscMatrix<T> r0 = ref.r(), r1 = par.r();
+  EXPECT_EQ(r1.col_ptr, r0.col_ptr);
+  EXPECT_EQ(r1.row_indices, r0.row_indices);
+  EXPECT_TRUE(r1.values.size() == r0.values.size() &&
+              same_bits(r1.values.data(), r0.values.data(), r0.values.size()))
+      << "R differs";
+  EXPECT_TRUE(same_bits(ref.qtb(), par.qtb())) << "Q^T B differs";
+  if (a.rows >= a.cols && (ref.tolerance() >= 0 || ref.zero_pivots().empty())) {
+    EXPECT_TRUE(same_bits(ref.solve_carried(), par.solve_carried())) << "carried solutions differ";
+    if (opt.keep_householder)
+      EXPECT_TRUE(same_bits(ref.solve(b.view()), par.solve(b.view()))) << "solutions differ";
+  }
+  EXPECT_EQ(par.factor_stats().launches, ref.factor_stats().launches);
+  return ref.factor_stats().launches;
+}
+
+template <class T>
+void threads_same_result() {
+  for (const auto& [name, a0] : gpuqr::testing::sparse_corpus()) {
+    if (a0.cols == 0 || a0.nnz() == 0) continue;
+    SCOPED_TRACE(name);
+    const CscMatrix<T> a = cast<T>(a0);
+    for (const double tol : {-2.0, -1.0}) {
+      SparseQROptions opt = any_ordering();
+      opt.tolerance = tol;
+      compare_threads(a, opt, 3);
+    }
+  }
+  // Grids: bushy trees, many fronts per launch; kept and discarded reflectors, a memory cap.
+  for (const I g : {I{12}, I{25}}) {
+    SCOPED_TRACE("grid " + std::to_string(g));
+    const CscMatrix<T> a = grid_gradient<T>(g, true);
+    SparseQROptions opt = any_ordering();
+    compare_threads(a, opt, 4);
+    compare_threads(a, opt, 0);  // all the hardware's threads
+    opt.keep_householder = false;
+    compare_threads(a, opt, 2);
+    opt.keep_householder = true;
+    const SparseQR<T> probe(a, opt);
+    opt.memory_cap_bytes = 2 * smallest_cap(a, probe, 2);
+    compare_threads(a, opt, 3);
+  }
+}
+
+}  // namespace
+
+TEST(SparseQRThreads, DoubleSameResultBitForBit) { threads_same_result<double>(); }
+TEST(SparseQRThreads, FloatSameResultBitForBit) { threads_same_result<float>(); }
+TEST(SparseQRThreads, NegativeCountIsAClearError) {
+  SparseQROptions opt = any_ordering();
+  opt.threads = -1;
+  EXPECT_THROW(SparseQR<double>(grid_gradient<double>(6), opt), gpuqr::InvalidArgument);
+}

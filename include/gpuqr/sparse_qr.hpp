@@ -61,6 +61,10 @@ struct SparseQROptions {
   /// Sizes come from the analysis; with rank detection, fronts above dead columns can exceed
   /// them (SparseFactorStats::peak_stage_bytes says what was held).
   std::int64_t memory_cap_bytes = 0;
+  /// CPU threads for the numeric factorization (0: the hardware's). The independent tasks of a
+  /// launch (fronts of different subtrees, their assemblies) run on up to this many threads,
+  /// each with its own LAPACK context; the result is bit for bit that of one thread.
+  int threads = 1;
 };
 
 /// How the factorization ran through the sparse scheduler (SparseQR::factor_stats()).

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <limits>
 #include <string>
+#include <thread>
 
 #include "gpuqr/error.hpp"
 #include "src/core/sparse_assembly.hpp"
@@ -76,7 +77,12 @@ void SparseQR<T>::factor(const CscMatrix<T>& a, const MatrixView<const T>* b,
   r_cols_.clear();
   r_values_.clear();
   stats_ = SparseFactorStats();
-  Twin twin(*this, a, b, maps, structure, tol_);
+  GPUQR_CHECK_ARG(options.threads >= 0, "SparseQR: threads must be 0 (all) or positive, not " +
+                                            std::to_string(options.threads));
+  const int threads = options.threads > 0
+                          ? options.threads
+                          : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  Twin twin(*this, a, b, maps, structure, tol_, threads);
   twin.run(stages, schedule);
   // Carried right-hand sides: c_r row k holds the transformed B of R's row k, c_tail the
   // rows R does not reach in apply_qt's order; qtb_ is assembled from both.

@@ -10,8 +10,11 @@
 #pragma once
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
+#include <exception>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "gpuqr/error.hpp"
@@ -64,8 +67,8 @@ class RowStructure {
 
  public:
   RowStructure(const SparseAnalysis& an, const RowsOfAQ<T>& aq)
-      : an_(an), aq_(aq), pattern_(an.cols), mark_(an.cols, -1), head_(an.cols, -1),
-        next_(an.cols, -1) {
+      : an_(an), aq_(aq), pattern_(an.cols), marks_(1, std::vector<I>(an.cols, -1)),
+        head_(an.cols, -1), next_(an.cols, -1) {
     for (I j = an.cols - 1; j >= 0; --j) {
       const I p = an.etree[j];
       if (p != -1) {
@@ -74,33 +77,42 @@ class RowStructure {
       }
     }
   }
+  /// Marks for `workers` threads computing rows at once (rows of different fronts of one
+  /// launch: a row's etree children belong to its own front or to finished ones).
+  void set_workers(int workers) {
+    marks_.resize(static_cast<std::size_t>(std::max(workers, 1)),
+                  std::vector<I>(static_cast<std::size_t>(an_.cols), -1));
+  }
   /// Computes row j's pattern; `rows` are the rows of A whose leftmost column is j. Marks the
-  /// pattern's columns so that in_row(x, j) answers membership until the next call.
-  void compute(I j, const std::vector<I>& rows) {
+  /// pattern's columns (in worker w's marks) so that in_row(x, j, w) answers membership until
+  /// w's next call.
+  void compute(I j, const std::vector<I>& rows, int w = 0) {
+    std::vector<I>& mark = marks_[static_cast<std::size_t>(w)];
     std::vector<I> pj{j};
-    mark_[j] = j;
+    mark[j] = j;
     for (const I i : rows)
-      for (I p = aq_.ptr[i]; p < aq_.ptr[i + 1]; ++p) add(pj, aq_.cols[p], j);
+      for (I p = aq_.ptr[i]; p < aq_.ptr[i + 1]; ++p) add(mark, pj, aq_.cols[p], j);
     for (I c = head_[j]; c != -1; c = next_[c]) {
       for (const I x : pattern_[c])
-        if (x != c) add(pj, x, j);
+        if (x != c) add(mark, pj, x, j);
       std::vector<I>().swap(pattern_[c]);
     }
     if (an_.etree[j] != -1) pattern_[j] = std::move(pj);
   }
-  bool in_row(I x, I j) const { return mark_[x] == j; }
+  bool in_row(I x, I j, int w = 0) const { return marks_[static_cast<std::size_t>(w)][x] == j; }
 
  private:
-  void add(std::vector<I>& pj, I x, I j) {
-    if (mark_[x] != j) {
-      mark_[x] = j;
+  static void add(std::vector<I>& mark, std::vector<I>& pj, I x, I j) {
+    if (mark[x] != j) {
+      mark[x] = j;
       pj.push_back(x);
     }
   }
   const SparseAnalysis& an_;
   const RowsOfAQ<T>& aq_;
   std::vector<std::vector<I>> pattern_;
-  std::vector<I> mark_, head_, next_;
+  std::vector<std::vector<I>> marks_;  ///< per worker
+  std::vector<I> head_, next_;
 };
 
 }  // namespace detail
@@ -133,7 +145,13 @@ struct SparseQR<T>::Twin {
   const MatrixView<const T>* b;
   const detail::SparseAssemblyMaps& maps;
   detail::RowStructure<T>& structure;
-  Context ctx;
+  /// One per thread that runs tasks: its context (LAPACK calls) and the staircase QR's scratch.
+  struct Worker {
+    int id = 0;
+    Context ctx = Context::cpu();
+    std::vector<T> scratch;
+  };
+  std::vector<Worker> workers;
   double tol;
   I k;  ///< carried right-hand sides
   std::vector<Work> work;
@@ -143,15 +161,19 @@ struct SparseQR<T>::Twin {
   std::vector<RRows> r_rows;
   std::vector<Matrix<T>> tails;    ///< per front: carried columns of the rows R does not reach
   Matrix<T> c_r;                   ///< carried columns of R's rows, by permuted column
-  std::vector<T> scratch;
-  std::vector<std::vector<I>> rows_at_pivot;
-  I stage_bytes = 0;
+  std::atomic<I> stage_bytes{0};
 
   Twin(SparseQR<T>& s, const CscMatrix<T>& a_, const MatrixView<const T>* b_,
-       const detail::SparseAssemblyMaps& m, detail::RowStructure<T>& st, double tol_)
-      : self(s), a(a_), b(b_), maps(m), structure(st), ctx(Context::cpu()), tol(tol_),
+       const detail::SparseAssemblyMaps& m, detail::RowStructure<T>& st, double tol_,
+       int threads)
+      : self(s), a(a_), b(b_), maps(m), structure(st), tol(tol_),
         k(b_ != nullptr ? b_->cols() : 0) {
-    ctx.set_check_finite(false);  // A was checked; fronts only hold its transforms
+    workers.resize(static_cast<std::size_t>(std::max(threads, 1)));
+    for (std::size_t w = 0; w < workers.size(); ++w) {
+      workers[w].id = static_cast<int>(w);
+      workers[w].ctx.set_check_finite(false);  // A was checked; fronts only hold its transforms
+    }
+    structure.set_workers(static_cast<int>(workers.size()));
     const I nf = static_cast<I>(s.analysis_.fronts.size());
     work.resize(nf);
     cb.resize(nf);
@@ -183,24 +205,77 @@ struct SparseQR<T>::Twin {
         stats.carried_bytes += bytes;
       }
       for (I l = sched.stage_launch_ptr[s]; l < sched.stage_launch_ptr[s + 1]; ++l)
-        for (I t = sched.launch_ptr[l]; t < sched.launch_ptr[l + 1]; ++t) run_task(sched.tasks[t]);
+        run_launch(sched, l);
       for (const I f : st.carried_out) {  // out to the host with the stage's R rows
         host_cb[f] = std::move(cb[f]);
         cb_resident[f] = 0;
       }
-      stats.peak_stage_bytes = std::max(stats.peak_stage_bytes, stage_bytes);
+      stats.peak_stage_bytes = std::max(stats.peak_stage_bytes, stage_bytes.load());
     }
   }
 
-  void run_task(const detail::SparseTask& t) {
+  /// Launch l's tasks. One worker: in order. Several: the tasks grouped by the front they
+  /// write (a Pack-Assembly writes its parent), each group in order on one thread, groups in
+  /// parallel; the tasks of a launch are independent otherwise (as on the GPU), so the result
+  /// is bit for bit the sequential one. A launch that packs a block factored in the same
+  /// launch (the scheduler never plans one) runs in order.
+  void run_launch(const detail::SparseSchedule& sched, I l) {
+    const I t0 = sched.launch_ptr[l], t1 = sched.launch_ptr[l + 1];
+    if (workers.size() == 1 || t1 - t0 < 2) {
+      for (I t = t0; t < t1; ++t) run_task(sched.tasks[t], workers[0]);
+      return;
+    }
+    std::vector<I> owner_group(static_cast<std::size_t>(an().fronts.size()), -1);
+    std::vector<std::vector<I>> groups;
+    std::vector<char> factored(static_cast<std::size_t>(an().fronts.size()), 0);
+    for (I t = t0; t < t1; ++t) {
+      const detail::SparseTask& task = sched.tasks[t];
+      if (task.kind != detail::SparseTaskKind::s_assembly &&
+          task.kind != detail::SparseTaskKind::pack_assembly)
+        factored[task.front] = 1;
+      I& g = owner_group[task.front];
+      if (g < 0) {
+        g = static_cast<I>(groups.size());
+        groups.emplace_back();
+      }
+      groups[g].push_back(t);
+    }
+    for (I t = t0; t < t1; ++t) {
+      const detail::SparseTask& task = sched.tasks[t];
+      if (task.kind == detail::SparseTaskKind::pack_assembly && factored[task.child]) {
+        for (I u = t0; u < t1; ++u) run_task(sched.tasks[u], workers[0]);
+        return;
+      }
+    }
+    std::atomic<std::size_t> next{0};
+    std::exception_ptr failure;
+    std::atomic<bool> failed{false};
+    auto body = [&](Worker& wk) {
+      for (std::size_t g; (g = next.fetch_add(1)) < groups.size() && !failed.load();) {
+        try {
+          for (const I t : groups[g]) run_task(sched.tasks[t], wk);
+        } catch (...) {
+          if (!failed.exchange(true)) failure = std::current_exception();
+        }
+      }
+    };
+    const std::size_t nthreads = std::min(workers.size(), groups.size());
+    std::vector<std::thread> pool;
+    for (std::size_t w = 1; w < nthreads; ++w) pool.emplace_back(body, std::ref(workers[w]));
+    body(workers[0]);
+    for (std::thread& th : pool) th.join();
+    if (failure) std::rethrow_exception(failure);
+  }
+
+  void run_task(const detail::SparseTask& t, Worker& wk) {
     switch (t.kind) {
       case detail::SparseTaskKind::s_assembly: s_assembly(t.front); break;
       case detail::SparseTaskKind::pack_assembly: pack_assembly(t.front, t.child); break;
-      case detail::SparseTaskKind::factorize_front: factorize(t.front); break;
+      case detail::SparseTaskKind::factorize_front: factorize(t.front, wk); break;
       case detail::SparseTaskKind::factorize_panel:
         // The CPU kernel factors a whole front; it runs when the last panel is due (the
         // front is done, and its CB ready, at the end of that launch).
-        if (t.panel + 1 == t.panels) factorize(t.front);
+        if (t.panel + 1 == t.panels) factorize(t.front, wk);
         break;
     }
   }
@@ -317,7 +392,7 @@ struct SparseQR<T>::Twin {
 
   /// Factorize: staircase QR of front f, then its R rows, contribution block and carried
   /// rows taken out; in Q-less mode the reflectors are dropped.
-  void factorize(I f) {
+  void factorize(I f, Worker& wk) {
     allocate(f);
     const FrontInfo& fr = an().fronts[f];
     Front& out = self.fronts_[f];
@@ -332,13 +407,13 @@ struct SparseQR<T>::Twin {
       while (r < rows && w.row_key[w.row_source[r]] <= j) ++r;
       stair[j] = r;
     }
-    const I live = detail::staircase_qr(ctx, out.qr, stair, fr.npiv, fr.cb_cols, tol, out.tau,
-                                        out.pivot_row, scratch);
+    const I live = detail::staircase_qr(wk.ctx, out.qr, stair, fr.npiv, fr.cb_cols, tol, out.tau,
+                                        out.pivot_row, wk.scratch);
     out.live = live;
     out.cb_rows = std::max<I>(0, std::min(rows - live, fr.cb_cols));
     if (tol < 0 && out.cb_rows != fr.cb_rows)
       GPUQR_THROW(Error, "SparseQR: contribution block size disagrees with the analysis");
-    take_r_rows(f);
+    take_r_rows(f, wk.id);
     take_cb_and_carried(f);
     work[f] = Work();
     if (!self.keep_householder_) {  // Q-less: the reflectors are not needed any more
@@ -351,12 +426,12 @@ struct SparseQR<T>::Twin {
   }
 
   /// Front f's pivot rows of R (exact zeros dropped, diagonal kept) into r_rows[f].
-  void take_r_rows(I f) {
+  void take_r_rows(I f, int w) {
     const FrontInfo& fr = an().fronts[f];
     const Front& out = self.fronts_[f];
     const I ncols = static_cast<I>(fr.cols.size());
     RRows& rr = r_rows[f];
-    rows_at_pivot.assign(static_cast<std::size_t>(fr.npiv), {});
+    std::vector<std::vector<I>> rows_at_pivot(static_cast<std::size_t>(fr.npiv));
     for (const I i : fr.a_rows) rows_at_pivot[an().row_leftmost[i] - fr.first_pivot].push_back(i);
     for (I i = 0; i < fr.npiv; ++i) {
       const I row = fr.first_pivot + i;
@@ -365,14 +440,14 @@ struct SparseQR<T>::Twin {
       rr.cols.push_back(row);
       rr.values.push_back(diag);
       rr.structural.push_back(1);
-      structure.compute(row, rows_at_pivot[i]);
+      structure.compute(row, rows_at_pivot[i], w);
       if (pr >= 0) {
         for (I t = i + 1; t < ncols; ++t) {
           const T v = out.qr(pr, t);
           if (v != T(0)) {
             rr.cols.push_back(fr.cols[t]);
             rr.values.push_back(v);
-            rr.structural.push_back(structure.in_row(fr.cols[t], row) ? 1 : 0);
+            rr.structural.push_back(structure.in_row(fr.cols[t], row, w) ? 1 : 0);
           }
         }
       }
