@@ -58,6 +58,20 @@ bool same_bits(const Matrix<T>& x, const Matrix<T>& y) {
   return true;
 }
 
+/// The same rank, nnz(R), zero pivots and R (structure, and values bit for bit).
+template <class T>
+void expect_same_r(const SparseQR<T>& ref, const SparseQR<T>& other) {
+  EXPECT_EQ(other.rank(), ref.rank());
+  EXPECT_EQ(other.nnz_r(), ref.nnz_r());
+  EXPECT_EQ(other.zero_pivots(), ref.zero_pivots());
+  const CscMatrix<T> r0 = ref.r(), r1 = other.r();
+  EXPECT_EQ(r1.col_ptr, r0.col_ptr);
+  EXPECT_EQ(r1.row_indices, r0.row_indices);
+  EXPECT_TRUE(r1.values.size() == r0.values.size() &&
+              same_bits(r1.values.data(), r0.values.data(), r0.values.size()))
+      << "R differs";
+}
+
 /// Factors `a` with no cap and with `cap`; everything the caller sees must be the same.
 /// Returns the staged factorization's stage count.
 template <class T>
@@ -68,15 +82,7 @@ I compare_staged(const CscMatrix<T>& a, SparseQROptions opt, I cap, bool check_a
   const SparseQR<T> st(a, opt);
   SCOPED_TRACE("cap " + std::to_string(cap) + " stages " + std::to_string(st.factor_stats().stages));
   EXPECT_EQ(ref.factor_stats().stages, 1);
-  EXPECT_EQ(st.rank(), ref.rank());
-  EXPECT_EQ(st.nnz_r(), ref.nnz_r());
-  EXPECT_EQ(st.zero_pivots(), ref.zero_pivots());
-  const CscMatrix<T> r0 = ref.r(), r1 = st.r();
-  EXPECT_EQ(r1.col_ptr, r0.col_ptr);
-  EXPECT_EQ(r1.row_indices, r0.row_indices);
-  EXPECT_TRUE(r1.values.size() == r0.values.size() &&
-              same_bits(r1.values.data(), r0.values.data(), r0.values.size()))
-      << "R differs";
+  expect_same_r(ref, st);
   // The working memory a device would hold stays within the cap whenever the fronts have
   // the analysis' sizes (no dead column below them).
   const bool sized = ref.tolerance() < 0 || ref.zero_pivots().empty();
@@ -228,14 +234,7 @@ I compare_threads(const CscMatrix<T>& a, SparseQROptions opt, int threads) {
   opt.threads = threads;
   const SparseQR<T> par(a, b.view(), opt);
   SCOPED_TRACE("threads " + std::to_string(threads));
-  EXPECT_EQ(par.rank(), ref.rank());
-  EXPECT_EQ(par.zero_pivots(), ref.zero_pivots());
-  const CscMatrix<T> r0 = ref.r(), r1 = par.r();
-  EXPECT_EQ(r1.col_ptr, r0.col_ptr);
-  EXPECT_EQ(r1.row_indices, r0.row_indices);
-  EXPECT_TRUE(r1.values.size() == r0.values.size() &&
-              same_bits(r1.values.data(), r0.values.data(), r0.values.size()))
-      << "R differs";
+  expect_same_r(ref, par);
   EXPECT_TRUE(same_bits(ref.qtb(), par.qtb())) << "Q^T B differs";
   if (a.rows >= a.cols && (ref.tolerance() >= 0 || ref.zero_pivots().empty())) {
     EXPECT_TRUE(same_bits(ref.solve_carried(), par.solve_carried())) << "carried solutions differ";
