@@ -20,7 +20,7 @@ constexpr int kThreads = 256;
 constexpr int kLineThreads = 64;  // apply: small blocks spread the lines over every SM
 constexpr int kPivots = 32;       // RB: pivots per pass held in registers
 constexpr int kJTile = 32;        // rotations staged in shared memory per tile of positions
-constexpr std::size_t kMaxAngleSharedBytes = 48 * 1024;
+constexpr std::size_t kMaxAngleSharedBytes = 200 * 1024;  // opted in per launch below
 
 dim3 grid_for(std::int64_t count) {
   const std::int64_t blocks = std::min<std::int64_t>((count + kThreads - 1) / kThreads, 1 << 20);
@@ -89,9 +89,18 @@ __global__ void transpose_kernel(const T* src, std::int64_t lds, std::int64_t ro
 /// c and s (global) before an earlier barrier.
 template <class T>
 __global__ void deletion_rotations_kernel(const T* z, std::int64_t ldz, std::int64_t n, int p,
-                                          T* c, std::int64_t ldc, T* s, std::int64_t lds) {
+                                          T* __restrict__ c, std::int64_t ldc,
+                                          T* __restrict__ s, std::int64_t lds) {
+  // Thread r owns removed row r; at step t it takes position j = n - 1 - (t - r) (a skewed
+  // wavefront). Row r first applies the rotations (j, q), q < r, that rows q computed at steps
+  // t - (r - q), then computes its own. Those come from a ring in shared memory (the last p
+  // steps of every row), not from global memory: the loads then overlap, and the chain per
+  // step is the r rotations' arithmetic only. Ring slot (q, t mod p) is rewritten at step
+  // t + p, after every reader (lag <= p - 1) passed step t + p - 1's barrier.
   extern __shared__ unsigned char shared_bytes[];
   T* pivots = reinterpret_cast<T*>(shared_bytes);
+  T* ring_c = pivots + (p * (p + 1)) / 2;  // [q * p + slot]
+  T* ring_s = ring_c + p * p;
   const int r = threadIdx.x;
   T* mine = pivots + (r * (r + 1)) / 2;
   if (r < p)
@@ -101,11 +110,19 @@ __global__ void deletion_rotations_kernel(const T* z, std::int64_t ldz, std::int
     const std::int64_t j = n - 1 - (step - r);
     if (r < p && j >= 0 && j < n) {
       T x = z[r + j * ldz];
-      for (int q = 0; q < r; ++q) rotate(c[j + q * ldc], s[j + q * lds], x, mine[q]);
+      for (int q = 0; q < r; ++q) {
+        const int slot = static_cast<int>((step - (r - q)) % p);
+        const T cq = ring_c[q * p + slot], sq = ring_s[q * p + slot];
+        rotate(cq, sq, x, mine[q]);
+      }
       const T y = mine[r];
       const T rho = hypot(x, y);
-      c[j + r * ldc] = rho == T(0) ? T(1) : y / rho;
-      s[j + r * lds] = rho == T(0) ? T(0) : x / rho;
+      const T cr = rho == T(0) ? T(1) : y / rho;
+      const T sr = rho == T(0) ? T(0) : x / rho;
+      c[j + r * ldc] = cr;
+      s[j + r * lds] = sr;
+      ring_c[r * p + static_cast<int>(step % p)] = cr;
+      ring_s[r * p + static_cast<int>(step % p)] = sr;
       mine[r] = rho;
     }
     __syncthreads();
@@ -206,13 +223,19 @@ void deletion_rotations(detail::ContextImpl& ctx, MatrixView<T> z, MatrixView<T>
                         MatrixView<T> s) {
   const std::int64_t p = z.rows(), n = z.cols() - p;
   if (p == 0 || n == 0) return;
-  const std::size_t shared = static_cast<std::size_t>(p * (p + 1) / 2) * sizeof(T);
+  // The pivots (a triangle) and the ring of the last p steps' rotations (c and s).
+  const std::size_t shared =
+      static_cast<std::size_t>(p * (p + 1) / 2 + 2 * p * p) * sizeof(T);
   if (p > 1024 || shared > kMaxAngleSharedBytes) {
     GPUQR_THROW(InvalidArgument, "deletion_rotations: " + std::to_string(p) +
                                      " rows in one batch exceed the kernel's shared memory");
   }
   DeviceGuard guard(ctx.device);
   const int threads = static_cast<int>((p + 31) / 32 * 32);
+  if (shared > 48 * 1024)
+    GPUQR_CUDA_CHECK(cudaFuncSetAttribute(deletion_rotations_kernel<T>,
+                                          cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                          static_cast<int>(shared)));
   deletion_rotations_kernel<T><<<1, threads, shared, ctx.stream>>>(
       z.data(), z.ld(), n, static_cast<int>(p), c.data(), c.ld(), s.data(), s.ld());
   GPUQR_CUDA_CHECK_LAUNCH(ctx.stream);
