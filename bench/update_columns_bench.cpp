@@ -34,7 +34,7 @@ struct Case {
 };
 
 struct Options {
-  std::string only;   // "", "add", "remove"
+  std::string only;   // "", "add", "remove", "add-end" (adding at k >= n - 20)
   int precision = 0;  // 0 both, 32, 64
   int repeat = 3;
   bool quick = false;
@@ -44,7 +44,7 @@ struct Options {
 
 void usage() {
   std::puts(
-      "gpuqr_update_columns_bench [--only add|remove] [--precision 32|64] [--repeat N]\n"
+      "gpuqr_update_columns_bench [--only add|remove|add-end] [--precision 32|64] [--repeat N]\n"
       "                           [--quick] [--remove-q none|thin|full] [--cpu]\n"
       "  --quick     a few cases per family (a smoke run)\n"
       "  --remove-q  the Q the remove-columns object keeps (default none: R and d only);\n"
@@ -70,6 +70,12 @@ std::vector<Case> paper_cases(const Options& o) {
     for (std::int64_t m : {6000, 8000, 10000, 12000}) cases.push_back({false, m, 3000, 500, 0});
     for (std::int64_t p : {100, 200, 500})
       for (std::int64_t k : positions(3000 - p)) cases.push_back({false, 6000, 3000, p, k});
+  }
+  if (o.only == "add-end") {  // the "k near n": the new columns go at k >= n - 20
+    std::vector<Case> end;
+    for (const Case& c : cases)
+      if (c.add && c.k >= c.n - 20) end.push_back(c);
+    return end;
   }
   if (o.quick) {
     std::vector<Case> few;

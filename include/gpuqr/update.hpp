@@ -83,8 +83,9 @@ template <class T>
 class UpdatableQR {
  public:
   /// Rows removed per Givens batch: remove_rows(k, p) with larger p runs ceil(p / batch)
-  /// batches (the rotation-angle kernel keeps a batch's accumulators in shared memory).
-  static constexpr std::int64_t kRemoveBatch = 96;
+  /// batches (the rotation-angle kernel keeps a batch's accumulators and its last p steps'
+  /// rotations in shared memory: 2.5 p^2 entries, 200 KB for p = 100 in double).
+  static constexpr std::int64_t kRemoveBatch = 100;
 
   /// Factors A (m x n, m >= n >= 1) and forms d = Q^T b (b m x k, k >= 0; an empty view
   /// means k = 0). A and b in host memory or the context's. Throws InvalidArgument for bad

@@ -27,6 +27,15 @@ void run_geqrf(const Context& ctx, MatrixView<T> a, VectorView<T> tau);
 template <class T>
 void run_ormqr(const Context& ctx, Side side, Op op, MatrixView<const T> a,
                VectorView<const T> tau, MatrixView<T> c);
+
+/// run_geqrf for the factorization objects' inner QRs of tall blocks (a lower part of Q^T U,
+/// the removed rows' part of Q), where the caller already waits on the host: on CUDA, for
+/// 128 <= cols <= 256 and rows >= 30 cols (where it measured faster), tsqr_geqrf's
+/// certified CholeskyQR2 with the Householder
+/// vectors reconstructed (Householder QR when the certificate fails; the same output form);
+/// otherwise run_geqrf. GPUQR_TALL_INNER_QR=0 turns it off (measurements).
+template <class T>
+void run_geqrf_tall(const Context& ctx, MatrixView<T> a, VectorView<T> tau);
 template <class T>
 void run_orgqr(const Context& ctx, std::int64_t k, MatrixView<T> a, VectorView<const T> tau);
 

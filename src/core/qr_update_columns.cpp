@@ -156,7 +156,7 @@ UpdateInfo UpdatableQR<T>::add_columns(std::int64_t k, MatrixView<const T> u) {
   // new columns' pivots, checked before anything of the object changes.
   GPUQR_DISPATCH(ctx_, multiply, Op::trans, MatrixView<const T>(q), MatrixView<const T>(us), w);
   MatrixView<T> lower = w.block(n, 0, m - n, p);
-  detail::run_geqrf<T>(ctx_, lower, tau);
+  detail::run_geqrf_tall<T>(ctx_, lower, tau);
   std::int64_t launches = 3 + detail::blocked_launches(p, true);
   detail::check_pivots(GPUQR_DISPATCH(ctx_, abs_diagonal, MatrixView<const T>(lower.block(0, 0, p, p))),
                GPUQR_DISPATCH(ctx_, column_norms, MatrixView<const T>(ua)), k,
@@ -263,7 +263,7 @@ UpdateInfo UpdatableQR<T>::update_rank_k(MatrixView<const T> u, MatrixView<const
   std::int64_t launches = 2;
   MatrixView<T> lower = w.block(n, 0, m - n, r);
   if (r2 > 0) {
-    detail::run_geqrf<T>(ctx_, lower, head(tau, r2));
+    detail::run_geqrf_tall<T>(ctx_, lower, head(tau, r2));
     const MatrixView<const T> refl = lower.block(0, 0, m - n, r2);
     detail::run_ormqr<T>(ctx_, Side::right, Op::no_trans, refl, VectorView<const T>(head(tau, r2)),
                          q.block(0, n, m, m - n));

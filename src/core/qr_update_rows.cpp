@@ -351,7 +351,7 @@ UpdateInfo UpdatableQR<T>::remove_batch(std::int64_t k, std::int64_t p) {
   // 1. The rows' part in Q's last m - n columns (R's zero rows) into p columns: Householder QR
   //    of Y = Q(rows, n:m)^T, applied to Q(:, n:m) from the right and to d(n:m) from the left.
   GPUQR_DISPATCH(ctx_, gather_rows, MatrixView<const T>(q), rows_d, n, true, y);
-  detail::run_geqrf<T>(ctx_, y, tau);
+  detail::run_geqrf_tall<T>(ctx_, y, tau);
   detail::run_ormqr<T>(ctx_, Side::right, Op::no_trans, y, tau, q.block(0, n, m, m - n));
   if (nrhs > 0)
     detail::run_ormqr<T>(ctx_, Side::left, Op::trans, y, tau, d.block(n, 0, m - n, nrhs));

@@ -172,7 +172,9 @@ __global__ void __launch_bounds__(W * 32, 1)
     __syncthreads();
 
     const T dsum = sum_warps<W, T>(s_red[buf], lane);
-    const T xn2 = sum_warps<W, T>(s_red[buf], j);
+    // Column j's own sum is ||x||^2: lane j just added it up, in the same order as every
+    // thread would.
+    const T xn2 = __shfl_sync(0xffffffffu, dsum, j);
     const T alpha = s_top[buf][j];
     const T topc = s_top[buf][lane];
     const bool has_below = j + 1 < h;
@@ -228,34 +230,41 @@ __global__ void __launch_bounds__(W * 32, 1)
       __syncthreads();
     }
 
-    if (lane > j && lane < b) {
-      const T w = tau * y;
-      const T sw = scale * w;
-      if (row0 > j) {
+    const bool upd = lane > j && lane < b;
+    const T w = tau * y;
+    if (row0 > j) {
+      // Warps wholly below the diagonal: lanes c > j take a_c -= x (scale w_c), lane j's
+      // column becomes v_j = scale x, the other lanes keep theirs; one instruction stream for
+      // all (no divergent branches): r = fma(x, -sw, r * keep) with (keep, sw) = (1, scale w)
+      // for c > j, (scale, 0) for c = j and (1, 0) otherwise, which rounds exactly as the
+      // separate updates would.
+      const T sw = upd ? scale * w : T(0);
+      const T keep = lane == j ? scale : T(1);
 #pragma unroll
-        for (int u = 0; u < RPT; u += kVec) {
-          const Vec<T, kVec> x(xcol + row0 + u);
+      for (int u = 0; u < RPT; u += kVec) {
+        const Vec<T, kVec> x(xcol + row0 + u);
 #pragma unroll
-          for (int q = 0; q < kVec; ++q) r[u + q] -= x.v[q] * sw;
-        }
-      } else if (row0 + RPT > j) {
+        for (int q = 0; q < kVec; ++q) r[u + q] = fma(x.v[q], -sw, r[u + q] * keep);
+      }
+    } else if (row0 + RPT > j) {  // the warp holding the pivot row
+      if (upd) {
+        const T sw = scale * w;
 #pragma unroll
         for (int u = 0; u < RPT; ++u) {
           const int i = row0 + u;
           if (i > j) r[u] -= xcol[i] * sw;
           else if (i == j) r[u] = topc - w;
         }
-      }
-    } else if (lane == j) {
+      } else if (lane == j) {
 #pragma unroll
-      for (int u = 0; u < RPT; ++u) {
-        const int i = row0 + u;
-        if (i > j) r[u] *= scale;
-        else if (i == j) r[u] = beta;
+        for (int u = 0; u < RPT; ++u) {
+          const int i = row0 + u;
+          if (i > j) r[u] *= scale;
+          else if (i == j) r[u] = beta;
+        }
       }
-    } else if (lane < j && warp == 0) {
-      s_g[lane][j] = y;  // G(lane, j) = v_lane^T v_j
     }
+    if (lane < j && warp == 0) s_g[lane][j] = y;  // G(lane, j) = v_lane^T v_j
     if (tid == 0) {
       s_tau[j] = tau;
       tau_out[j] = tau;

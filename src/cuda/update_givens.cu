@@ -20,7 +20,7 @@ constexpr int kThreads = 256;
 constexpr int kLineThreads = 64;  // apply: small blocks spread the lines over every SM
 constexpr int kPivots = 32;       // RB: pivots per pass held in registers
 constexpr int kJTile = 32;        // rotations staged in shared memory per tile of positions
-constexpr std::size_t kMaxAngleSharedBytes = 200 * 1024;  // opted in per launch below
+constexpr std::size_t kMaxAngleSharedBytes = 227 * 1024;  // Hopper's opt-in maximum, per launch below
 
 dim3 grid_for(std::int64_t count) {
   const std::int64_t blocks = std::min<std::int64_t>((count + kThreads - 1) / kThreads, 1 << 20);
@@ -86,7 +86,7 @@ __global__ void transpose_kernel(const T* src, std::int64_t lds, std::int64_t ro
 /// The deletion's rotations. Thread r owns removed row r: its pivots for rows 0..r live in
 /// shared memory (a packed lower triangle), and it meets position j at step (n-1-j) + r, one
 /// step after thread r-1 produced rotation (j, r-1): every rotation it needs was written to
-/// c and s (global) before an earlier barrier.
+/// the shared-memory ring (and to c and s, the output) before an earlier barrier.
 template <class T>
 __global__ void deletion_rotations_kernel(const T* z, std::int64_t ldz, std::int64_t n, int p,
                                           T* __restrict__ c, std::int64_t ldc,
@@ -106,25 +106,35 @@ __global__ void deletion_rotations_kernel(const T* z, std::int64_t ldz, std::int
   if (r < p)
     for (int q = 0; q <= r; ++q) mine[q] = z[r + (n + q) * ldz];
   __syncthreads();
+  // Ring slots in int arithmetic, advanced by one per step (no 64-bit remainder in the loop):
+  // own = step mod p, base = (step - r) mod p; row q's rotation for this position sits in
+  // slot (base + q) mod p, taken as base + q below p and base + q - p past it.
+  int own = 0, base = (p - r) % p;
   for (std::int64_t step = 0; step < n + p - 1; ++step) {
     const std::int64_t j = n - 1 - (step - r);
     if (r < p && j >= 0 && j < n) {
       T x = z[r + j * ldz];
-      for (int q = 0; q < r; ++q) {
-        const int slot = static_cast<int>((step - (r - q)) % p);
-        const T cq = ring_c[q * p + slot], sq = ring_s[q * p + slot];
-        rotate(cq, sq, x, mine[q]);
-      }
+      const int split = min(r, p - base);
+      const T* rc = ring_c + base;
+      const T* rs = ring_s + base;
+#pragma unroll 4
+      for (int q = 0; q < split; ++q) rotate(rc[q * (p + 1)], rs[q * (p + 1)], x, mine[q]);
+      rc -= p;
+      rs -= p;
+#pragma unroll 4
+      for (int q = split; q < r; ++q) rotate(rc[q * (p + 1)], rs[q * (p + 1)], x, mine[q]);
       const T y = mine[r];
       const T rho = hypot(x, y);
       const T cr = rho == T(0) ? T(1) : y / rho;
       const T sr = rho == T(0) ? T(0) : x / rho;
       c[j + r * ldc] = cr;
       s[j + r * lds] = sr;
-      ring_c[r * p + static_cast<int>(step % p)] = cr;
-      ring_s[r * p + static_cast<int>(step % p)] = sr;
+      ring_c[r * p + own] = cr;
+      ring_s[r * p + own] = sr;
       mine[r] = rho;
     }
+    if (++own == p) own = 0;
+    if (++base == p) base = 0;
     __syncthreads();
   }
 }
