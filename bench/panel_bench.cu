@@ -1,7 +1,9 @@
 // gpuqr_panel_bench: the panel kernels alone (no other work on the GPU): time per h x b panel
-// and per column, for the single-block kernel and the cluster kernel, on the same random panel
-// (uniform in (-1, 1)), restored before every call. CUDA events around each call; median of
-// --repeat calls after warm-up.
+// and per column, for the single-block kernel, the cluster kernel and the AH panel (QRF-AH
+// from the Gram matrix, with its launch of the Householder kernel that returns at once), on
+// the same random panel (uniform in (-1, 1)), restored before every call. CUDA events around
+// each call; median of --repeat calls after warm-up. `ratio` = the Householder kernel
+// panel_qr chose before the AH panel (single block up to its height, else the cluster) / AH.
 //   gpuqr_panel_bench [--h 64,128,...] [--b 32] [--precision d,s] [--repeat 50]
 #include <cuda_runtime.h>
 
@@ -35,7 +37,9 @@ double time_panel(gpuqr::Context& ctx, long h, long b, int mode, int repeat) {
   Matrix<T> src = Matrix<T>::copy_of(host.view(), MemorySpace::device, ctx.device());
   Matrix<T> a(h, b, MemorySpace::device, ctx.device()), v(h, b, MemorySpace::device, ctx.device());
   Matrix<T> t(b, b, MemorySpace::device, ctx.device()), tau(b, 1, MemorySpace::device, ctx.device());
-  kernels::cuda::panel_qr_single_block(mode);
+  // mode 1: single block, 0: cluster (both without the AH panel); 2: the AH panel.
+  kernels::cuda::panel_qr_single_block(mode == 0 ? 0 : 1);
+  kernels::cuda::panel_qr_ah_mode(mode == 2 ? 1 : 0);
   cudaStream_t stream = static_cast<cudaStream_t>(ctx.impl().stream);
   cudaEvent_t e0, e1;
   cudaEventCreate(&e0);
@@ -54,6 +58,7 @@ double time_panel(gpuqr::Context& ctx, long h, long b, int mode, int repeat) {
     if (r >= 5) ms.push_back(x);
   }
   kernels::cuda::panel_qr_single_block(-1);
+  kernels::cuda::panel_qr_ah_mode(-1);
   cudaEventDestroy(e0);
   cudaEventDestroy(e1);
   std::sort(ms.begin(), ms.end());
@@ -78,19 +83,22 @@ int main(int argc, char** argv) {
     return 0;
   }
   gpuqr::Context ctx = gpuqr::Context::cuda(0);
-  std::printf("%-4s %6s %3s %12s %12s %12s %12s %8s\n", "prec", "h", "b", "single_us",
-              "single_us/col", "cluster_us", "cluster_us/col", "ratio");
+  std::printf("%-4s %6s %3s %10s %8s %10s %8s %10s %8s %8s\n", "prec", "h", "b", "single_us",
+              "per_col", "cluster_us", "per_col", "ah_us", "per_col", "ratio");
   for (const std::string& p : {std::string("d"), std::string("s")}) {
     if (precs.find(p) == std::string::npos) continue;
     for (long b : list(bs))
       for (long h : list(hs)) {
         if (h < b) continue;
-        const double s = p == "d" ? time_panel<double>(ctx, h, b, 1, repeat)
-                                  : time_panel<float>(ctx, h, b, 1, repeat);
-        const double c = p == "d" ? time_panel<double>(ctx, h, b, 0, repeat)
-                                  : time_panel<float>(ctx, h, b, 0, repeat);
-        std::printf("%-4s %6ld %3ld %12.2f %12.3f %12.2f %12.3f %8.2f\n", p.c_str(), h, b, s,
-                    s / b, c, c / b, c / s);
+        auto run = [&](int mode) {
+          return p == "d" ? time_panel<double>(ctx, h, b, mode, repeat)
+                          : time_panel<float>(ctx, h, b, mode, repeat);
+        };
+        const bool single_fits = h <= (p == "d" ? 512 : 640);
+        const double s = single_fits ? run(1) : 0.0, c = run(0), a = run(2);
+        const double before = single_fits ? s : c;
+        std::printf("%-4s %6ld %3ld %10.2f %8.3f %10.2f %8.3f %10.2f %8.3f %8.2f\n", p.c_str(), h,
+                    b, s, s / b, c, c / b, a, a / b, before / a);
       }
   }
   return 0;

@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <utility>
+#include <vector>
 
 #include "gpuqr/accuracy.hpp"
 #include "src/core/blocked_kernels.hpp"
@@ -69,10 +71,15 @@ TEST_P(KernelTwins, PanelQrMatchesGeqr2) {
 TEST_P(KernelTwins, PanelQrSingleBlockAndClusterMatchGeqr2) {
   // Panels one thread block holds (FP64 up to 512 rows, FP32 up to 640) go to the
   // single-block kernel by default; each shape is also run with it switched off (the cluster
-  // kernel), both against LAPACK. Heights at the register-count boundaries (16 * 2^k).
+  // kernel), both against LAPACK. Heights at the register-count boundaries (16 * 2^k). The
+  // AH panel, which panel_qr tries first on taller panels, is off here (its own test below).
   struct Reset {
-    ~Reset() { kernels::cuda::panel_qr_single_block(-1); }
+    ~Reset() {
+      kernels::cuda::panel_qr_single_block(-1);
+      kernels::cuda::panel_qr_ah_mode(-1);
+    }
   } reset;
+  kernels::cuda::panel_qr_ah_mode(0);
   GPUQR_FOR_PRECISION(([&]<class T>() {
     std::uint64_t seed = 950;
     for (auto [h, b] : {std::pair<int, int>{1, 1}, {16, 16}, {17, 3}, {32, 32}, {33, 32},
@@ -95,8 +102,12 @@ TEST_P(KernelTwins, PanelQrSingleBlockAndClusterMatchGeqr2) {
 
 TEST_P(KernelTwins, PanelQrSingleBlockScalesExtremeColumns) {
   struct Reset {
-    ~Reset() { kernels::cuda::panel_qr_single_block(-1); }
+    ~Reset() {
+      kernels::cuda::panel_qr_single_block(-1);
+      kernels::cuda::panel_qr_ah_mode(-1);
+    }
   } reset;
+  kernels::cuda::panel_qr_ah_mode(0);
   GPUQR_FOR_PRECISION(([&]<class T>() {
     // The scaled path (squares over- or underflow) and zero columns, in the single block.
     kernels::cuda::panel_qr_single_block(1);
@@ -114,6 +125,145 @@ TEST_P(KernelTwins, PanelQrSingleBlockScalesExtremeColumns) {
     for (std::int64_t i = 3; i < 200; ++i) z(i, 3) = T(0);
     compare_panel<T>(ctx(), z);
     kernels::cuda::panel_qr_single_block(-1);
+  }));
+}
+
+/// Runs the AH panel alone (no fallback) on `a`. When it factors the panel, R/V, tau, V and
+/// T must match LAPACK's geqr2/larft (as compare_panel); when it declines, the panel and the
+/// outputs must be exactly as they were. Returns whether it factored the panel.
+template <class T>
+bool compare_ah_panel(Context& gpu, const Matrix<T>& a) {
+  const std::int64_t h = a.rows(), b = a.cols();
+  Context cpu = Context::cpu();
+  Matrix<T> a_cpu = a.clone(), tau_cpu(b, 1), v_cpu(h, b), t_cpu(b, b);
+  kernels::cpu::panel_qr<T>(cpu.impl(), a_cpu.view(), vec(tau_cpu), v_cpu.view(), t_cpu.view());
+  zero_below_diagonal(t_cpu);
+  // Outputs start as a sentinel, so that "left unchanged" is checkable.
+  Matrix<T> sentinel_tau(b, 1), sentinel_v(h, b), sentinel_t(b, b);
+  for (std::int64_t j = 0; j < b; ++j) {
+    sentinel_tau(j, 0) = T(7);
+    for (std::int64_t i = 0; i < h; ++i) sentinel_v(i, j) = T(7);
+    for (std::int64_t i = 0; i < b; ++i) sentinel_t(i, j) = T(7);
+  }
+  Matrix<T> a_gpu = to_ctx<T>(gpu, a.view());
+  Matrix<T> tau_gpu = to_ctx<T>(gpu, sentinel_tau.view()), v_gpu = to_ctx<T>(gpu, sentinel_v.view());
+  Matrix<T> t_gpu = to_ctx<T>(gpu, sentinel_t.view());
+  const bool done = kernels::cuda::panel_qr_ah_only<T>(gpu.impl(), a_gpu.view(), vec(tau_gpu),
+                                                       v_gpu.view(), t_gpu.view());
+  if (!done) {
+    EXPECT_EQ(entry_diff(to_host(gpu, a_gpu), a), 0.0) << "declined, yet the panel changed";
+    EXPECT_EQ(entry_diff(to_host(gpu, tau_gpu), sentinel_tau), 0.0);
+    EXPECT_EQ(entry_diff(to_host(gpu, v_gpu), sentinel_v), 0.0);
+    EXPECT_EQ(entry_diff(to_host(gpu, t_gpu), sentinel_t), 0.0);
+    return false;
+  }
+  const double bound = 50.0 * std::sqrt(double(h)) * accuracy::eps<T>();
+  EXPECT_LT(entry_diff(to_host(gpu, a_gpu), a_cpu), bound);
+  EXPECT_LT(entry_diff(to_host(gpu, tau_gpu), tau_cpu), bound);
+  EXPECT_LT(entry_diff(to_host(gpu, v_gpu), v_cpu), bound);
+  EXPECT_LT(entry_diff(to_host(gpu, t_gpu), t_cpu), bound);
+  return true;
+}
+
+/// ||P - Q [R; 0]||_1 / (||P||_1 h eps) and ||I - Q^T Q||_1 / (h eps) for Q = I - V T V^T
+/// from the AH panel's outputs (host copies), formed explicitly (h small).
+template <class T>
+std::pair<double, double> ah_panel_ratios(const Matrix<T>& p, const Matrix<T>& r_v,
+                                          const Matrix<T>& v, const Matrix<T>& t) {
+  const std::int64_t h = p.rows(), b = p.cols();
+  std::vector<double> vt(static_cast<std::size_t>(h * b), 0.0);  // V T (h x b)
+  for (std::int64_t i = 0; i < h; ++i)
+    for (std::int64_t j = 0; j < b; ++j) {
+      double s = 0;
+      for (std::int64_t k = 0; k <= j; ++k) s += double(v(i, k)) * double(t(k, j));
+      vt[static_cast<std::size_t>(i + j * h)] = s;
+    }
+  std::vector<double> q(static_cast<std::size_t>(h * h));
+  for (std::int64_t j = 0; j < h; ++j)
+    for (std::int64_t i = 0; i < h; ++i) {
+      double s = i == j ? 1.0 : 0.0;
+      for (std::int64_t k = 0; k < b; ++k) s -= vt[static_cast<std::size_t>(i + k * h)] * double(v(j, k));
+      q[static_cast<std::size_t>(i + j * h)] = s;
+    }
+  const double eps = accuracy::eps<T>();
+  double res = 0, pn = 0;
+  for (std::int64_t j = 0; j < b; ++j) {
+    double col = 0, pc = 0;
+    for (std::int64_t i = 0; i < h; ++i) {
+      double s = 0;
+      for (std::int64_t k = 0; k <= j; ++k) s += q[static_cast<std::size_t>(i + k * h)] * double(r_v(k, j));
+      col += std::abs(double(p(i, j)) - s);
+      pc += std::abs(double(p(i, j)));
+    }
+    res = std::max(res, col);
+    pn = std::max(pn, pc);
+  }
+  double orth = 0;
+  for (std::int64_t j = 0; j < h; ++j) {
+    double col = 0;
+    for (std::int64_t i = 0; i < h; ++i) {
+      double s = i == j ? -1.0 : 0.0;
+      for (std::int64_t k = 0; k < h; ++k)
+        s += q[static_cast<std::size_t>(k + i * h)] * q[static_cast<std::size_t>(k + j * h)];
+      col += std::abs(s);
+    }
+    orth = std::max(orth, col);
+  }
+  return {res / (pn * double(h) * eps), orth / (double(h) * eps)};
+}
+
+TEST_P(KernelTwins, PanelQrAhMatchesGeqr2OrDeclines) {
+  // The AH panel (QRF-AH from the Gram matrix, src/cuda/panel_qr_ah.cu) alone: on random and
+  // graded panels it factors them, entry by entry as LAPACK; on rank-deficient ones its
+  // norm-update test declines and nothing is written (the Householder kernel then runs); on
+  // columns whose squares leave the safe range likewise.
+  struct Reset {
+    ~Reset() { kernels::cuda::panel_qr_ah_mode(-1); }
+  } reset;
+  kernels::cuda::panel_qr_ah_mode(1);
+  GPUQR_FOR_PRECISION(([&]<class T>() {
+    std::uint64_t seed = 970;
+    for (auto [h, b] : {std::pair<int, int>{64, 32}, {65, 20}, {100, 2}, {256, 32}, {1000, 32},
+                        {4097, 17}, {70001, 32}}) {
+      SCOPED_TRACE(std::to_string(h) + "x" + std::to_string(b));
+      EXPECT_TRUE(compare_ah_panel<T>(ctx(), make_matrix<T>(MatrixKind::random, h, b, seed++)))
+          << "a random panel should not trip the norm-update test";
+      compare_ah_panel<T>(ctx(), make_matrix<T>(MatrixKind::graded, h, b, seed++));
+      EXPECT_FALSE(compare_ah_panel<T>(ctx(), make_matrix<T>(MatrixKind::rank_deficient, h, b, seed++)))
+          << "a rank-deficient panel must be left to the Householder kernel";
+    }
+    const double tiny = sizeof(T) == 8 ? 1e-170 : 1e-25;
+    const double huge = sizeof(T) == 8 ? 1e+170 : 1e+25;
+    for (double scale : {tiny, huge}) {
+      Matrix<T> a = random_matrix<T>(300, 12, 35);
+      for (std::int64_t i = 0; i < 300; ++i) a(i, 4) = static_cast<T>(a(i, 4) * scale);
+      SCOPED_TRACE(scale);
+      EXPECT_FALSE(compare_ah_panel<T>(ctx(), a));
+    }
+    // Ill-conditioned panels: where it factors them, as accurate as Householder QR (backward
+    // error and orthogonality ratios against the LAPACK-test bound of 30). The norm-update
+    // test declines most of them (measured: every one from cond = 1e2 up); the mildest are
+    // factored, so the check runs.
+    int factored = 0;
+    for (double cond : {2.0, 10.0, 1e2, 1e4, 1e6, 1e10}) {
+      if (sizeof(T) == 4 && cond > 1e4) continue;
+      for (auto [h, b] : {std::pair<int, int>{300, 32}, {517, 24}}) {
+        SCOPED_TRACE(std::to_string(h) + "x" + std::to_string(b) + " cond " + std::to_string(cond));
+        const Matrix<T> p = make_matrix<T>(MatrixKind::ill_conditioned, h, b, seed++, cond);
+        Matrix<T> a_gpu = to_ctx<T>(ctx(), p.view());
+        Matrix<T> tau_gpu = device_matrix<T>(ctx(), b, 1), v_gpu = device_matrix<T>(ctx(), h, b);
+        Matrix<T> t_gpu = device_matrix<T>(ctx(), b, b);
+        if (!kernels::cuda::panel_qr_ah_only<T>(ctx().impl(), a_gpu.view(), vec(tau_gpu),
+                                                v_gpu.view(), t_gpu.view()))
+          continue;
+        ++factored;
+        const auto [res, orth] = ah_panel_ratios<T>(p, to_host(ctx(), a_gpu), to_host(ctx(), v_gpu),
+                                                    to_host(ctx(), t_gpu));
+        EXPECT_LT(res, 30.0);
+        EXPECT_LT(orth, 30.0);
+      }
+    }
+    EXPECT_GT(factored, 0) << "no ill-conditioned panel was factored: the check above never ran";
   }));
 }
 

@@ -65,4 +65,13 @@ GPUQR_DECLARE_BLOCKED_KERNELS
 /// Which kernel factors panels short enough for one thread block (tests and measurements):
 /// -1 = default (the single-block kernel unless GPUQR_PANEL_SINGLE=0), 0 = never, 1 = always.
 void panel_qr_single_block(int mode);
+/// Whether panel_qr tries the AH panel (QRF-AH from the Gram matrix, src/cuda/panel_qr_ah.cu)
+/// first: -1 = default (panels of at least panel_qr_ah_min_rows rows unless
+/// GPUQR_PANEL_AH=0), 0 = never, 1 = every panel with h >= 2b.
+void panel_qr_ah_mode(int mode);
+/// The AH panel alone (tests): enqueues it, waits, and says whether it factored the panel
+/// (outputs as panel_qr's) or left everything unchanged for the Householder kernel.
+template <class T>
+bool panel_qr_ah_only(detail::ContextImpl& ctx, MatrixView<T> panel, VectorView<T> tau,
+                      MatrixView<T> v, MatrixView<T> t);
 }  // namespace gpuqr::kernels::cuda

@@ -167,9 +167,16 @@ void panel_qr(detail::ContextImpl& ctx, MatrixView<T> panel, VectorView<T> tau,
               MatrixView<T> v, MatrixView<T> t) {
   if (panel.empty()) return;
   DeviceGuard guard(ctx.device);
-  const std::int64_t elems = panel_qr_workspace_elems(panel.rows(), static_cast<int>(panel.cols()));
-  T* ws = static_cast<T*>(detail::cuda_workspace(ctx, static_cast<std::size_t>(elems) * sizeof(T)));
-  if (panel_qr_fused<T>(ctx, panel, tau, v, t, ws)) return;
+  const int b = static_cast<int>(panel.cols());
+  const std::int64_t elems = panel_qr_workspace_elems(panel.rows(), b);
+  T* ws = static_cast<T*>(detail::cuda_workspace(
+      ctx, static_cast<std::size_t>(elems + panel_qr_ah_workspace_elems()) * sizeof(T)));
+  // The AH panel first where the fused kernel can stand in for it (its status decides on
+  // the device which of the two factors the panel).
+  const int* skip = panel_qr_fused_fits(ctx.device, static_cast<int>(sizeof(T)), panel.rows(), b)
+                        ? panel_qr_ah<T>(ctx, panel, tau, v, t, ws + elems)
+                        : nullptr;
+  if (panel_qr_fused<T>(ctx, panel, tau, v, t, ws, skip)) return;
   // Too tall for the fused kernel's shared memory: cuSOLVER's geqrf on the panel, V, then T
   // (its Gram scratch: the leaf workspace, free again once geqrf is enqueued before it).
   geqrf<T>(ctx, panel, tau);
@@ -181,6 +188,26 @@ void panel_qr(detail::ContextImpl& ctx, MatrixView<T> panel, VectorView<T> tau,
              MatrixView<T>(g, b, b, b, MemorySpace::device, ctx.device));
   }
 }
+
+template <class T>
+bool panel_qr_ah_only(detail::ContextImpl& ctx, MatrixView<T> panel, VectorView<T> tau,
+                      MatrixView<T> v, MatrixView<T> t) {
+  DeviceGuard guard(ctx.device);
+  T* ws = static_cast<T*>(detail::cuda_workspace(
+      ctx, static_cast<std::size_t>(panel_qr_ah_workspace_elems()) * sizeof(T)));
+  const int* status = panel_qr_ah<T>(ctx, panel, tau, v, t, ws);
+  if (status == nullptr) return false;
+  int host = -1;
+  GPUQR_CUDA_CHECK(cudaMemcpyAsync(&host, status, sizeof(int), cudaMemcpyDeviceToHost, ctx.stream));
+  GPUQR_CUDA_CHECK(cudaStreamSynchronize(ctx.stream));
+  return host == 1;
+}
+
+template bool panel_qr_ah_only<float>(detail::ContextImpl&, MatrixView<float>,
+                                      VectorView<float>, MatrixView<float>, MatrixView<float>);
+template bool panel_qr_ah_only<double>(detail::ContextImpl&, MatrixView<double>,
+                                       VectorView<double>, MatrixView<double>,
+                                       MatrixView<double>);
 
 namespace {
 

@@ -60,6 +60,7 @@ struct PanelArgs {
   T* top;          // grid mode: [2][kWidth] pivot rows
   T* gram;         // grid mode: [grid][kWidth * kWidth] Gram partials
   int rpb;         // rows per block
+  const int* skip;  // device flag: 1 = the AH panel (panel_qr_ah.cu) factored it, return
 };
 
 template <class T>
@@ -139,6 +140,7 @@ struct Exchange {
 
 template <class T, bool kCluster>
 __global__ void __launch_bounds__(kThreads) panel_kernel(PanelArgs<T> p) {
+  if (p.skip != nullptr && *p.skip == 1) return;  // uniform: before any barrier
   // Thread (warp w, lane k) owns column k of the rows i = w, w + 8, ... of this block: dot
   // products and updates run down columns with no per-column loop in a thread, x_i is a
   // broadcast load, and the padded leading dimension (rpb + 1) keeps the lanes' loads of one
@@ -478,18 +480,18 @@ std::int64_t panel_qr_max_width(int device, int elem_bytes, std::int64_t h) {
 
 template <class T>
 bool panel_qr_fused(detail::ContextImpl& ctx, MatrixView<T> panel, VectorView<T> tau,
-                    MatrixView<T> v, MatrixView<T> t, T* workspace) {
+                    MatrixView<T> v, MatrixView<T> t, T* workspace, const int* skip) {
   const std::int64_t h = panel.rows();
   const int b = static_cast<int>(panel.cols());
   if (h == 0 || b == 0) return true;
   if (b > kWidth) return false;
-  if (panel_qr_single<T>(ctx, panel, tau, v, t)) return true;
+  if (panel_qr_single<T>(ctx, panel, tau, v, t, skip)) return true;
   const DeviceLimits d = device_limits<T>(ctx.device);
   const std::size_t row_bytes = static_cast<std::size_t>(b) * sizeof(T);
   PanelArgs<T> args{panel.data(), panel.ld(), h, b, tau.data(), v.data(), v.ld(),
                     t.empty() ? nullptr : t.data(), t.ld(), workspace,
                     workspace + 2LL * 1024 * kWidth, workspace + 2LL * 1024 * kWidth + 2 * kWidth,
-                    0};
+                    0, skip};
   void* params[] = {&args};
   // Cluster: as few blocks as hold the panel at about GPUQR_PANEL_ROWS rows each (512).
   static const int target_rows = env_int("GPUQR_PANEL_ROWS", 64);
@@ -540,10 +542,19 @@ bool panel_qr_fused(detail::ContextImpl& ctx, MatrixView<T> panel, VectorView<T>
   return true;
 }
 
+bool panel_qr_fused_fits(int device, int elem_bytes, std::int64_t h, int b) {
+  if (b < 1 || b > kWidth) return false;
+  if (h >= b && h <= panel_qr_single_rows(elem_bytes)) return true;
+  const DeviceLimits d = elem_bytes == 8 ? device_limits<double>(device)
+                                         : device_limits<float>(device);
+  // The cooperative grid over every SM is the most permissive of the fused launches.
+  return static_cast<std::size_t>(rows_for(h, d.sms) + 1) * b * elem_bytes <= d.smem;
+}
+
 template bool panel_qr_fused<float>(detail::ContextImpl&, MatrixView<float>, VectorView<float>,
-                                    MatrixView<float>, MatrixView<float>, float*);
+                                    MatrixView<float>, MatrixView<float>, float*, const int*);
 template bool panel_qr_fused<double>(detail::ContextImpl&, MatrixView<double>,
                                      VectorView<double>, MatrixView<double>, MatrixView<double>,
-                                     double*);
+                                     double*, const int*);
 
 }  // namespace gpuqr::kernels::cuda

@@ -115,7 +115,8 @@ __host__ __device__ constexpr int panel_ld() {
 template <class T, int W, int RPT>
 __global__ void __launch_bounds__(W * 32, 1)
     panel_single_kernel(T* a, std::int64_t lda, int h, int b, T* tau_out, T* v, std::int64_t ldv,
-                        T* t, std::int64_t ldt) {
+                        T* t, std::int64_t ldt, const int* skip) {
+  if (skip != nullptr && *skip == 1) return;  // the AH panel (panel_qr_ah.cu) factored it
   constexpr int kThreads = W * 32;
   constexpr int kRows = W * RPT;
   constexpr int kVec = vec_width<T, RPT>();
@@ -342,12 +343,12 @@ void allow(int device) {
 
 template <class T, int W, int RPT>
 void launch(detail::ContextImpl& ctx, MatrixView<T> panel, VectorView<T> tau, MatrixView<T> v,
-            MatrixView<T> t) {
+            MatrixView<T> t, const int* skip) {
   allow<T, W, RPT>(ctx.device);
   const int b = static_cast<int>(panel.cols());
   panel_single_kernel<T, W, RPT><<<1, W * 32, smem_bytes<T, W, RPT>(b), ctx.stream>>>(
       panel.data(), panel.ld(), static_cast<int>(panel.rows()), b, tau.data(), v.data(), v.ld(),
-      t.empty() ? nullptr : t.data(), t.ld());
+      t.empty() ? nullptr : t.data(), t.ld(), skip);
   GPUQR_CUDA_CHECK_LAUNCH(ctx.stream);
 }
 
@@ -376,26 +377,27 @@ std::int64_t panel_qr_single_rows(int elem_bytes) {
 
 template <class T>
 bool panel_qr_single(detail::ContextImpl& ctx, MatrixView<T> panel, VectorView<T> tau,
-                     MatrixView<T> v, MatrixView<T> t) {
+                     MatrixView<T> v, MatrixView<T> t, const int* skip) {
   const std::int64_t h = panel.rows(), b = panel.cols();
   if (b < 1 || b > kWidth || h < b || h > panel_qr_single_rows(sizeof(T))) return false;
   // Every warp repeats the per-column scalar work (sums, norm, tau), so short panels take as
   // few warps as hold them; taller ones take more warps rather than more rows per thread
   // (measured: 4 warps x 64 rows ran 1.2x slower than 16 x 16 at 256 rows).
-  if (h <= 16) launch<T, 4, 4>(ctx, panel, tau, v, t);
-  else if (h <= 32) launch<T, 4, 8>(ctx, panel, tau, v, t);
-  else if (h <= 64) launch<T, 4, 16>(ctx, panel, tau, v, t);
-  else if (h <= 128) launch<T, 8, 16>(ctx, panel, tau, v, t);
-  else if (h <= 256) launch<T, 16, 16>(ctx, panel, tau, v, t);
-  else if (h <= 512) launch<T, 16, 32>(ctx, panel, tau, v, t);
-  else if constexpr (sizeof(T) == 4) launch<T, 16, 40>(ctx, panel, tau, v, t);
+  if (h <= 16) launch<T, 4, 4>(ctx, panel, tau, v, t, skip);
+  else if (h <= 32) launch<T, 4, 8>(ctx, panel, tau, v, t, skip);
+  else if (h <= 64) launch<T, 4, 16>(ctx, panel, tau, v, t, skip);
+  else if (h <= 128) launch<T, 8, 16>(ctx, panel, tau, v, t, skip);
+  else if (h <= 256) launch<T, 16, 16>(ctx, panel, tau, v, t, skip);
+  else if (h <= 512) launch<T, 16, 32>(ctx, panel, tau, v, t, skip);
+  else if constexpr (sizeof(T) == 4) launch<T, 16, 40>(ctx, panel, tau, v, t, skip);
   else return false;
   return true;
 }
 
 template bool panel_qr_single<float>(detail::ContextImpl&, MatrixView<float>, VectorView<float>,
-                                     MatrixView<float>, MatrixView<float>);
+                                     MatrixView<float>, MatrixView<float>, const int*);
 template bool panel_qr_single<double>(detail::ContextImpl&, MatrixView<double>,
-                                      VectorView<double>, MatrixView<double>, MatrixView<double>);
+                                      VectorView<double>, MatrixView<double>, MatrixView<double>,
+                                      const int*);
 
 }  // namespace gpuqr::kernels::cuda

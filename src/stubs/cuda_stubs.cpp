@@ -76,6 +76,17 @@ void fill(detail::ContextImpl&, MatrixView<T>, T) {
 }
 
 void panel_qr_single_block(int) {}
+void panel_qr_ah_mode(int) {}
+template <class T>
+bool panel_qr_ah_only(detail::ContextImpl&, MatrixView<T>, VectorView<T>, MatrixView<T>,
+                      MatrixView<T>) {
+  detail::not_compiled("cuda panel_qr_ah_only");
+}
+template bool panel_qr_ah_only<float>(detail::ContextImpl&, MatrixView<float>,
+                                      VectorView<float>, MatrixView<float>, MatrixView<float>);
+template bool panel_qr_ah_only<double>(detail::ContextImpl&, MatrixView<double>,
+                                       VectorView<double>, MatrixView<double>,
+                                       MatrixView<double>);
 std::int64_t max_panel_width(detail::ContextImpl&, int, std::int64_t) {
   detail::not_compiled("cuda max_panel_width");
 }

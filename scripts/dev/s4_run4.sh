@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Session 4, fourth device call: the AH panel (QRF-AH from the Gram matrix, device-side
+# fallback to the Householder kernels) in the blocked QR. Twins, CUDA tests, sanitizers, the
+# panels alone, geqrf/orgqr/gels against cuSOLVER with the AH panel on and off (same run),
+# adding rows. Logs in one tarball.
+set -uo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/../.."
+out="${OUT:-/tmp/out}"; mkdir -p "$out"; w="$out/w"; mkdir -p "$w"; b=build-gpu; s=$(date +%s)
+finish() { tar czf "$out/logs.tgz" -C "$w" . ; rm -rf "$w"; echo "total $(( $(date +%s) - s )) s"; }
+trap finish EXIT
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee "$w/device.txt"
+cmake -S . -B $b -G Ninja -DCMAKE_BUILD_TYPE=Release -DGPUQR_ENABLE_CUDA=ON > "$w/configure.log" 2>&1 || { tail -20 "$w/configure.log"; exit 1; }
+cmake --build $b --parallel 16 --target gpuqr_tests gpuqr_update_bench gpuqr_panel_bench gpuqr_tester gpuqr_tsqr_bench > "$w/build.log" 2>&1 || { grep -E "error" -A5 "$w/build.log" | head -40; exit 1; }
+echo "build $(( $(date +%s) - s )) s"
+timeout 120 $b/tests/gpuqr_tests --gtest_filter='*KernelTwins*' > "$w/twins.log" 2>&1; echo "twins rc $?"
+grep -E "^\[  FAILED|PASSED|OK \].*PanelQrAh" "$w/twins.log" | head; grep -B3 -A10 "Failure" "$w/twins.log" | head -60
+timeout 200 $b/tests/gpuqr_tests --gtest_filter='*cuda*:*Cuda*:-*KernelTwins*' > "$w/tests.log" 2>&1; echo "cuda tests rc $?"
+grep -E "^\[  FAILED|PASSED|tests ran" "$w/tests.log" | head -20; grep -B3 -A10 "Failure" "$w/tests.log" | head -40
+echo "t $(( $(date +%s) - s )) s"
+for tool in memcheck racecheck; do
+  timeout 100 compute-sanitizer --tool $tool --error-exitcode 9 $b/tests/gpuqr_tests \
+    --gtest_filter='*KernelTwins.PanelQrAh*' > "$w/san_$tool.log" 2>&1
+  echo "$tool rc $?"; tail -2 "$w/san_$tool.log"
+done
+echo "t $(( $(date +%s) - s )) s"
+timeout 90 $b/bench/gpuqr_panel_bench --h 64,128,256,512,1024,4096,65536 --b 32 --precision d,s --repeat 20 > "$w/panel_bench.txt" 2>&1; echo "panel rc $?"; cat "$w/panel_bench.txt"
+GPUQR_PANEL_AH=0 timeout 100 $b/bench/gpuqr_tester --backend cuda --baseline cusolver --op geqrf --precision d,s --dim 1024,2048,4096 --repeat 5 --warmup 2 > "$w/geqrf_ah0.txt" 2>&1
+timeout 150 $b/bench/gpuqr_tester --backend cuda --baseline cusolver --op geqrf,orgqr,gels --precision d,s --dim 1024,2048,4096 --repeat 5 --warmup 2 --json "$w/bench_checked.jsonl" > "$w/bench_checked.txt" 2>&1; echo "tester rc $?"
+grep -E "geqrf" "$w/geqrf_ah0.txt" | head -8; grep -E "geqrf|orgqr|gels" "$w/bench_checked.txt" | head -20
+echo "t $(( $(date +%s) - s )) s"
+timeout 60 $b/bench/gpuqr_update_bench --only add --quick --repeat 1 > "$w/add_quick.txt" 2>&1; echo "add rc $?"; grep -E "^add" "$w/add_quick.txt" | head -12
+echo "t $(( $(date +%s) - s )) s"
+timeout 200 $b/bench/gpuqr_tester --backend cuda --baseline cusolver --op geqrf --precision d,s --dim 8192,16384,8192x4096,16384x8192,65536x1024 --repeat 2 --warmup 1 --no-check > "$w/bench_large.txt" 2>&1; echo "large rc $?"; grep geqrf "$w/bench_large.txt"
+echo "t $(( $(date +%s) - s )) s"
+timeout 60 $b/bench/gpuqr_tsqr_bench --m 1048576 --n 16,64 --precision d --methods qrf_ah --forms geqrf --repeat 3 > "$w/tsqr_qrf_ah.txt" 2>&1; echo "tsqr rc $?"; tail -4 "$w/tsqr_qrf_ah.txt"

@@ -1,0 +1,302 @@
+// The blocked QR's panel by QRF-AH (Tomas & Quintana-Orti 2020), with no host wait: a panel
+// P (h x b, b <= 32) is factored from its Gram matrix and its top b x b block, so the tall
+// part is read twice (once for the Gram matrix, once to scale it into the Householder
+// vectors) and the per-column work touches only b x b matrices in one thread block: no
+// per-column barrier over the tall part, which is what bounds the Householder panel kernels
+// (panel_qr_single.cu, panel_qr.cu) at 1-4 us per column.
+//
+//   1 ah_gram_kernel     B = P_B^T P_B (P_B = rows b..h) as at most kMaxParts partial sums
+//   2 ah_top_kernel      G = P_T^T P_T + B; Algorithm 2 (ah::factor) gives R, V_T, D, tau;
+//                        when it factored all b columns: T from V^T V = V_T^T V_T + D^T B D
+//                        (larft's recurrence), R / V_T / tau / T written, status = 1
+//   3 ah_scale_kernel    status 1: V_B = P_B D, in place and into the explicit V
+// Otherwise (the norm-update test would end the panel early, or a column's squared norm is
+// outside the range where Gram entries neither overflow nor underflow) status = 0 and
+// nothing is written: the Householder kernel launched after these (with `skip` = status)
+// factors the panel instead. The choice is made on the device; the host never waits.
+// The result is geqrf's (beta = -sign(alpha) ||x||, the same tau), up to rounding.
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cfloat>
+#include <cmath>
+#include <cstdlib>
+#include <limits>
+
+#include "src/core/qrf_ah_kernels.hpp"
+#include "src/cuda/check.hpp"
+#include "src/cuda/panel_qr.hpp"
+#include "src/cuda/qrf_ah_panel.cuh"
+
+namespace gpuqr::kernels::cuda {
+namespace {
+
+constexpr int kB = kPanelMaxWidth;  // 32
+constexpr int kThreads = ah::kThreads;  // factor_block's block size
+constexpr int kMaxParts = 128;  // partial Gram matrices summed by the top kernel
+constexpr int kMinChunk = 64;   // rows per partial, at least
+constexpr int kScaleThreads = 64;  // V_B = P_B D: small blocks spread short panels over SMs
+constexpr std::int64_t kMinRowsDouble = 320, kMinRowsFloat = 576;  // default thresholds
+
+template <class T>
+struct Range;
+template <>
+struct Range<double> {
+  static constexpr double small = DBL_MIN / DBL_EPSILON;
+  static constexpr double big = DBL_MAX / 4;
+};
+template <>
+struct Range<float> {
+  static constexpr float small = FLT_MIN / FLT_EPSILON;
+  static constexpr float big = FLT_MAX / 4;
+};
+
+/// Partial p of B = P_B^T P_B over rows [b + p chunk, b + (p + 1) chunk) of the panel, all
+/// kB x kB entries (zeros past b). Thread t owns entries t + 256 q (row t % 32, column
+/// t / 32 + 8 q) and accumulates over 32-row tiles staged in shared memory.
+template <class T>
+__global__ void __launch_bounds__(kThreads) ah_gram_kernel(const T* a, std::int64_t lda,
+                                                           std::int64_t h, int b,
+                                                           std::int64_t chunk, T* parts) {
+  __shared__ T tile[32][kB + 1];  // [row][col]
+  const int tid = threadIdx.x;
+  const std::int64_t r0 = b + blockIdx.x * chunk;
+  const std::int64_t r1 = min(h, r0 + chunk);
+  const int gi = tid % 32, gj = tid / 32;
+  T acc[4] = {T(0), T(0), T(0), T(0)};
+  // The next tile's entries are loaded into registers while this one is multiplied.
+  T next[4];
+  auto load = [&](std::int64_t base) {
+#pragma unroll
+    for (int q = 0; q < 4; ++q) {
+      const int idx = tid + kThreads * q;
+      const int rr = idx % 32, c = idx / 32;
+      const std::int64_t row = base + rr;
+      next[q] = (row < r1 && c < b) ? a[row + c * lda] : T(0);
+    }
+  };
+  if (r0 < r1) load(r0);
+  for (std::int64_t base = r0; base < r1; base += 32) {
+#pragma unroll
+    for (int q = 0; q < 4; ++q) {
+      const int idx = tid + kThreads * q;
+      tile[idx % 32][idx / 32] = next[q];
+    }
+    __syncthreads();
+    if (base + 32 < r1) load(base + 32);
+#pragma unroll 8
+    for (int rr = 0; rr < 32; ++rr) {
+      const T xi = tile[rr][gi];
+#pragma unroll
+      for (int q = 0; q < 4; ++q) acc[q] += xi * tile[rr][gj + 8 * q];
+    }
+    __syncthreads();
+  }
+  T* out = parts + static_cast<std::int64_t>(blockIdx.x) * kB * kB;
+#pragma unroll
+  for (int q = 0; q < 4; ++q) out[gi + (gj + 8 * q) * kB] = acc[q];
+}
+
+/// The b x b work, one thread block: see the file comment. status[0] = 1 when the panel was
+/// factored here, 0 when it is left (unchanged) to the Householder kernel. Shared matrices
+/// are stored [col][row] (entry (i, j) at [j][i]), as ah::factor_block takes them.
+template <class T>
+__global__ void __launch_bounds__(kThreads)
+    ah_top_kernel(T* a, std::int64_t lda, int b, const T* parts, int nparts, T* tau_out, T* v,
+                  std::int64_t ldv, T* t_out, std::int64_t ldt, T* d_out, int* status,
+                  double threshold) {
+  __shared__ T x[kB][kB + 1], g[kB][kB + 1], d[kB][kB + 1], bg[kB][kB + 1], wb[kB][kB + 1];
+  __shared__ T s_tau[kB];
+  __shared__ int s_ok;
+  const int tid = threadIdx.x;
+  // B in a fixed order (the same result on every run), the top block, D = I.
+  for (int idx = tid; idx < kB * kB; idx += kThreads) {
+    const int i = idx % kB, j = idx / kB;
+    T s = 0;
+    for (int p = 0; p < nparts; ++p) s += parts[static_cast<std::int64_t>(p) * kB * kB + idx];
+    bg[j][i] = s;
+    x[j][i] = (i < b && j < b) ? a[i + j * lda] : T(0);
+    d[j][i] = i == j ? T(1) : T(0);
+  }
+  if (tid == 0) s_ok = 1;
+  __syncthreads();
+  // G = P_T^T P_T + B.
+  for (int idx = tid; idx < b * b; idx += kThreads) {
+    const int i = idx % b, j = idx / b;
+    T s = bg[j][i];
+    for (int r = 0; r < b; ++r) s += x[i][r] * x[j][r];
+    g[j][i] = s;
+    // Squares that over- or underflow (or a zero column): the Householder kernel's scaled
+    // path handles those columns.
+    if (i == j && !(s >= Range<T>::small && s <= Range<T>::big)) s_ok = 0;
+  }
+  __syncthreads();
+  if (s_ok == 0) {
+    if (tid == 0) *status = 0;
+    return;  // uniform
+  }
+  const int kb = ah::factor_block<T, kB>(x, g, d, s_tau, b, threshold);
+  if (kb < b) {
+    if (tid == 0) *status = 0;
+    return;  // uniform: nothing of the panel was written
+  }
+  // M = V^T V = V_T^T V_T + D^T B D (V_B = P_B D, so V_B^T V_B = D^T B D), strictly upper
+  // part (all larft reads): g := E = B D first (D upper triangular), then M into bg's
+  // strictly upper part, which E's products no longer read.
+  for (int idx = tid; idx < b * b; idx += kThreads) {
+    const int i = idx % b, j = idx / b;
+    T s = 0;
+    for (int k = 0; k <= j; ++k) s += bg[k][i] * d[j][k];
+    g[j][i] = s;
+  }
+  __syncthreads();
+  for (int idx = tid; idx < b * b; idx += kThreads) {
+    const int i = idx % b, j = idx / b;
+    if (i >= j) continue;
+    // V_T(r, c) is 1 for r == c, X(r, c) below the diagonal, 0 above: rows r >= j count.
+    T s = x[i][j];
+    for (int r = j + 1; r < b; ++r) s += x[i][r] * x[j][r];
+    for (int k = 0; k <= i; ++k) s += d[i][k] * g[j][k];
+    bg[j][i] = s;
+  }
+  __syncthreads();
+  // T = (diag(1 / tau) + strictly_upper(M))^{-1} (larft's T), into g (T(r, c) at g[c][r]),
+  // by doubling: with T's diagonal blocks of size s known, each off-diagonal block of the
+  // 2s blocks is T12 = -T11 (M12 T22), all blocks of a level at once (W = M12 T22 in wb):
+  // log2(b) levels of short products instead of b dependent steps.
+  for (int idx = tid; idx < b * b; idx += kThreads) {
+    const int i = idx % b, j = idx / b;
+    g[j][i] = i == j ? s_tau[i] : T(0);
+  }
+  __syncthreads();
+  for (int sz = 1; sz < b; sz *= 2) {
+    for (int idx = tid; idx < b * b; idx += kThreads) {
+      const int i = idx % b, j = idx / b, p = i / (2 * sz) * (2 * sz);
+      if (j / (2 * sz) * (2 * sz) != p || i - p >= sz || j - p < sz) continue;
+      T s = 0;
+      for (int l = p + sz; l <= j; ++l) s += bg[l][i] * g[j][l];  // M(i, l) T(l, j)
+      wb[j][i] = s;
+    }
+    __syncthreads();
+    for (int idx = tid; idx < b * b; idx += kThreads) {
+      const int i = idx % b, j = idx / b, p = i / (2 * sz) * (2 * sz);
+      if (j / (2 * sz) * (2 * sz) != p || i - p >= sz || j - p < sz) continue;
+      T s = 0;
+      for (int l = i; l < p + sz; ++l) s += g[l][i] * wb[j][l];  // T(i, l) W(l, j)
+      g[j][i] = -s;
+    }
+    __syncthreads();
+  }
+  // R and V_T in place, the explicit V's top rows, tau, T, D for the scaling kernel.
+  for (int idx = tid; idx < b * b; idx += kThreads) {
+    const int i = idx % b, j = idx / b;
+    a[i + j * lda] = x[j][i];
+    v[i + j * ldv] = i > j ? x[j][i] : (i == j ? T(1) : T(0));
+    d_out[i + j * kB] = d[j][i];
+    if (t_out != nullptr) t_out[i + j * ldt] = g[j][i];
+  }
+  if (tid < b) tau_out[tid] = s_tau[tid];
+  if (tid == 0) *status = 1;
+}
+
+/// V_B = P_B D for rows b..h (status 1 only), one row per thread: row i's b entries in
+/// registers, outputs from the last column down so that each overwrites an input no later
+/// output reads (D is upper triangular).
+template <class T>
+__global__ void __launch_bounds__(kScaleThreads) ah_scale_kernel(T* a, std::int64_t lda,
+                                                            std::int64_t h, int b, const T* dm,
+                                                            const int* status, T* v,
+                                                            std::int64_t ldv) {
+  if (*status != 1) return;
+  __shared__ T sd[kB][kB + 1];
+  for (int idx = threadIdx.x; idx < kB * kB; idx += kScaleThreads) {
+    const int i = idx % kB, j = idx / kB;
+    sd[i][j] = (i < b && j < b) ? dm[i + j * kB] : T(0);
+  }
+  __syncthreads();
+  const std::int64_t i = b + static_cast<std::int64_t>(blockIdx.x) * kScaleThreads + threadIdx.x;
+  if (i >= h) return;
+  T p[kB];
+#pragma unroll
+  for (int k = 0; k < kB; ++k) p[k] = k < b ? a[i + k * lda] : T(0);
+#pragma unroll
+  for (int j = kB - 1; j >= 0; --j) {
+    T s = 0;
+#pragma unroll
+    for (int k = 0; k <= j; ++k) s += p[k] * sd[k][j];
+    p[j] = s;
+  }
+#pragma unroll
+  for (int j = 0; j < kB; ++j) {
+    if (j < b) {
+      a[i + j * lda] = p[j];
+      v[i + j * ldv] = p[j];
+    }
+  }
+}
+
+std::atomic<int> mode_override{-1};  // panel_qr_ah_mode(): -1 default, 0 off, 1 on
+
+}  // namespace
+
+void panel_qr_ah_mode(int mode) { mode_override.store(mode); }
+
+std::int64_t panel_qr_ah_min_rows(int elem_bytes) {
+  const int mode = mode_override.load();
+  if (mode == 0) return 0;
+  if (mode == 1) return 1;
+  static const std::int64_t env_rows = [] {
+    const char* text = std::getenv("GPUQR_PANEL_AH");
+    if (text != nullptr && std::atoi(text) == 0) return std::int64_t{0};
+    const char* min_text = std::getenv("GPUQR_PANEL_AH_MIN_ROWS");
+    const long long v = min_text != nullptr ? std::atoll(min_text) : 0;
+    return v > 0 ? static_cast<std::int64_t>(v) : std::int64_t{-1};
+  }();
+  if (env_rows >= 0) return env_rows;
+  // Where it beat the single-block Householder kernel on an H100 (gpuqr_panel_bench, b = 32,
+  // docs/PERF.md); shorter panels keep that kernel.
+  return elem_bytes == 8 ? kMinRowsDouble : kMinRowsFloat;
+}
+
+std::int64_t panel_qr_ah_workspace_elems() {
+  // Partial Gram matrices, D, and the status word (one element's room, aligned).
+  return static_cast<std::int64_t>(kMaxParts) * kB * kB + kB * kB + 32;
+}
+
+template <class T>
+int* panel_qr_ah(detail::ContextImpl& ctx, MatrixView<T> panel, VectorView<T> tau,
+                 MatrixView<T> v, MatrixView<T> t, T* workspace) {
+  const std::int64_t h = panel.rows();
+  const int b = static_cast<int>(panel.cols());
+  const std::int64_t min_rows = panel_qr_ah_min_rows(static_cast<int>(sizeof(T)));
+  if (min_rows <= 0 || h < min_rows || b < 2 || b > kB || h < 2 * b) return nullptr;
+  T* parts = workspace;
+  T* dm = parts + static_cast<std::int64_t>(kMaxParts) * kB * kB;
+  int* status = reinterpret_cast<int*>(dm + kB * kB);
+  const std::int64_t below = h - b;
+  std::int64_t chunk = std::max<std::int64_t>(kMinChunk, (below + kMaxParts - 1) / kMaxParts);
+  chunk = (chunk + 31) / 32 * 32;
+  const int nparts = static_cast<int>((below + chunk - 1) / chunk);
+  const double threshold = std::max(detail::kAhRemainingFraction,
+                                    std::sqrt(double(std::numeric_limits<T>::epsilon())));
+  ah_gram_kernel<T><<<nparts, kThreads, 0, ctx.stream>>>(panel.data(), panel.ld(), h, b, chunk,
+                                                         parts);
+  GPUQR_CUDA_CHECK_LAUNCH(ctx.stream);
+  ah_top_kernel<T><<<1, kThreads, 0, ctx.stream>>>(
+      panel.data(), panel.ld(), b, parts, nparts, tau.data(), v.data(), v.ld(),
+      t.empty() ? nullptr : t.data(), t.ld(), dm, status, threshold);
+  GPUQR_CUDA_CHECK_LAUNCH(ctx.stream);
+  const auto blocks = static_cast<unsigned>((below + kScaleThreads - 1) / kScaleThreads);
+  ah_scale_kernel<T><<<blocks, kScaleThreads, 0, ctx.stream>>>(panel.data(), panel.ld(), h, b, dm,
+                                                          status, v.data(), v.ld());
+  GPUQR_CUDA_CHECK_LAUNCH(ctx.stream);
+  return status;
+}
+
+template int* panel_qr_ah<float>(detail::ContextImpl&, MatrixView<float>, VectorView<float>,
+                                 MatrixView<float>, MatrixView<float>, float*);
+template int* panel_qr_ah<double>(detail::ContextImpl&, MatrixView<double>, VectorView<double>,
+                                  MatrixView<double>, MatrixView<double>, double*);
+
+}  // namespace gpuqr::kernels::cuda

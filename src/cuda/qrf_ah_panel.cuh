@@ -1,0 +1,100 @@
+// Algorithm 2 of Tomas & Quintana-Orti (2020) on a b x b top block and the panel's Gram matrix,
+// by one thread block of kThreads = 256 threads with everything in shared memory (b <= 32): the
+// arithmetic shared by the QRF-AH panel leaf (qrf_ah_kernels.cu) and the blocked QR's AH panel
+// (panel_qr_ah.cu), mirrored by the CPU twin (src/cpu/qrf_ah_kernels.cpp). Matrices are stored
+// column by column ([col][row], padded). Thread t owns entries (i, j) with j = t % 32 and
+// i = t / 32 + 8 q (q = 0..3) of X, D and G; every thread computes column k's scalars itself
+// from broadcast reads. Per column k (two block barriers):
+//   nu = sqrt(G(k, k)), sigma = X(k, k) + sign nu, tau = 1 + |X(k, k)| / nu, R(k, k) = -sign nu
+//   w_j = X(k, j) + (G(k, j) - X(k, k) X(k, j)) / sigma                            (j > k)
+//   c_i = X(i, k) / sigma (i > k), D(i, k) / sigma (i <= k): v's top part and D's column k
+//   X(i, j) -= tau w_j c_i (i > k), D(i, j) -= tau w_j c_i (i <= k), R(k, j) = X(k, j) - tau w_j
+//   -- barrier --   column k := c, R(k, k) and R's row k written; G(i, j) -= R(k, i) R(k, j)
+//   (i, j > k; R's row k from a shared copy, since X's row k is still read before the barrier)
+//   -- barrier, with the norm-update test: the panel ends after column k when a later
+//   column's G(j, j) fell to `threshold` times its value at the start (cancellation in the
+//   Gram-based norms; the next panel starts there from the data itself).
+// Divisions by sigma and nu are multiplications by reciprocals (rsqrt, rcp: within an ulp).
+#pragma once
+
+#include <cuda_runtime.h>
+
+namespace gpuqr::kernels::cuda::ah {
+
+inline constexpr int kThreads = 256;
+
+/// 1 / x and 1 / sqrt(x) without the division's slow-path branch (within an ulp).
+__device__ __forceinline__ double recip(double x) { return __drcp_rn(x); }
+__device__ __forceinline__ float recip(float x) { return __frcp_rn(x); }
+
+/// Called by all kThreads threads of the block. x, g, d: [col][row] with kB + 1 padding; on
+/// entry x = the top block, g = the Gram matrix (destroyed: downdated), d = I, and a barrier
+/// has passed since they were written. On exit (after a barrier), for the first kb columns
+/// (the returned width, the same in every thread; smaller than b when the norm-update test
+/// ends the panel early): R on and above x's diagonal, the Householder vectors' top part
+/// below it, D's columns, tau[k] (written by thread 0).
+template <class T, int kB>
+__device__ int factor_block(T (*x)[kB + 1], T (*g)[kB + 1], T (*d)[kB + 1], T* tau, int b,
+                            double threshold) {
+  static_assert(kB == 32, "32 columns, 8 row groups of 4");
+  __shared__ T s_rk[kB];  // R's row k, read by the downdate (X's row k is read before it)
+  const int tid = static_cast<int>(threadIdx.x), j = tid & 31, r0 = tid >> 5;
+  const bool mine = j < b;
+  const T norm0 = mine ? g[j][j] : T(0);
+  for (int k = 0; k < b; ++k) {
+    const T gkk = g[k][k], xkk = x[k][k];
+    const bool zero = !(gkk > T(0));
+    const T rnu = zero ? T(0) : rsqrt(gkk);
+    const T nu = gkk * rnu;
+    const T sg = xkk >= T(0) ? T(1) : T(-1);
+    const T sigma = zero ? T(1) : xkk + sg * nu;
+    const T t = zero ? T(0) : T(1) + fabs(xkk) * rnu;
+    const T alpha = zero ? xkk : -sg * nu;
+    const T rs = zero ? T(0) : recip(sigma);
+    const bool later = mine && j > k;
+    const bool row_k_owner = r0 == (k & 7);  // among column j's threads, the one with row k
+    const T xjk = later ? x[j][k] : T(0);
+    const T tw = later ? t * (xjk + (g[j][k] - xkk * xjk) * rs) : T(0);
+    const T rkj = xjk - tw;  // R(k, j)
+    if (tid == 0) tau[k] = t;
+    if (later && row_k_owner) s_rk[j] = rkj;
+    T c[4];
+#pragma unroll
+    for (int q = 0; q < 4; ++q) {
+      const int i = r0 + 8 * q;
+      c[q] = i < b ? (i > k ? x[k][i] : d[k][i]) * rs : T(0);
+      if (later && i < b) {
+        if (i > k) x[j][i] -= tw * c[q];
+        else d[j][i] -= tw * c[q];
+      }
+    }
+    __syncthreads();  // column k and X's row k read by all; s_rk complete
+    if (later && row_k_owner) x[j][k] = rkj;
+    if (j == k) {
+#pragma unroll
+      for (int q = 0; q < 4; ++q) {
+        const int i = r0 + 8 * q;
+        if (i < b) {
+          if (i > k) x[k][i] = c[q];
+          else d[k][i] = c[q];
+        }
+      }
+      if (row_k_owner) x[k][k] = alpha;
+    }
+    bool low = false;
+    if (later) {
+#pragma unroll
+      for (int q = 0; q < 4; ++q) {
+        const int i = r0 + 8 * q;
+        if (i > k && i < b) g[j][i] -= s_rk[i] * rkj;
+        if (i == j)
+          low = norm0 > T(0) &&
+                static_cast<double>(g[j][j]) <= threshold * static_cast<double>(norm0);
+      }
+    }
+    if (__syncthreads_or(low)) return k + 1;  // uniform
+  }
+  return b;
+}
+
+}  // namespace gpuqr::kernels::cuda::ah
