@@ -33,9 +33,10 @@ namespace gpuqr::kernels::cuda {
 namespace {
 
 constexpr int kB = kPanelMaxWidth;  // 32
-constexpr int kThreads = ah::kThreads;  // factor_block's block size
+constexpr int kThreads = 256;  // the Gram pass: 4 entries of the 32 x 32 tile per thread
 constexpr int kMaxParts = 128;  // partial Gram matrices summed by the top kernel
 constexpr int kMinChunk = 64;   // rows per partial, at least
+constexpr int kTopThreads = 256;  // the b x b work: 8 warps of 4 rows (4 warps of 8: 1.3x slower)
 constexpr int kScaleThreads = 64;  // V_B = P_B D: small blocks spread short panels over SMs
 constexpr std::int64_t kMinRowsDouble = 320, kMinRowsFloat = 576;  // default thresholds
 
@@ -101,8 +102,8 @@ __global__ void __launch_bounds__(kThreads) ah_gram_kernel(const T* a, std::int6
 /// The b x b work, one thread block: see the file comment. status[0] = 1 when the panel was
 /// factored here, 0 when it is left (unchanged) to the Householder kernel. Shared matrices
 /// are stored [col][row] (entry (i, j) at [j][i]), as ah::factor_block takes them.
-template <class T>
-__global__ void __launch_bounds__(kThreads)
+template <class T, int kTop>
+__global__ void __launch_bounds__(kTop)
     ah_top_kernel(T* a, std::int64_t lda, int b, const T* parts, int nparts, T* tau_out, T* v,
                   std::int64_t ldv, T* t_out, std::int64_t ldt, T* d_out, int* status,
                   double threshold) {
@@ -111,7 +112,7 @@ __global__ void __launch_bounds__(kThreads)
   __shared__ int s_ok;
   const int tid = threadIdx.x;
   // B in a fixed order (the same result on every run), the top block, D = I.
-  for (int idx = tid; idx < kB * kB; idx += kThreads) {
+  for (int idx = tid; idx < kB * kB; idx += kTop) {
     const int i = idx % kB, j = idx / kB;
     T s = 0;
     for (int p = 0; p < nparts; ++p) s += parts[static_cast<std::int64_t>(p) * kB * kB + idx];
@@ -122,7 +123,7 @@ __global__ void __launch_bounds__(kThreads)
   if (tid == 0) s_ok = 1;
   __syncthreads();
   // G = P_T^T P_T + B.
-  for (int idx = tid; idx < b * b; idx += kThreads) {
+  for (int idx = tid; idx < b * b; idx += kTop) {
     const int i = idx % b, j = idx / b;
     T s = bg[j][i];
     for (int r = 0; r < b; ++r) s += x[i][r] * x[j][r];
@@ -136,7 +137,7 @@ __global__ void __launch_bounds__(kThreads)
     if (tid == 0) *status = 0;
     return;  // uniform
   }
-  const int kb = ah::factor_block<T, kB>(x, g, d, s_tau, b, threshold);
+  const int kb = ah::factor_block<T, kB, kTop>(x, g, d, s_tau, b, threshold);
   if (kb < b) {
     if (tid == 0) *status = 0;
     return;  // uniform: nothing of the panel was written
@@ -144,14 +145,14 @@ __global__ void __launch_bounds__(kThreads)
   // M = V^T V = V_T^T V_T + D^T B D (V_B = P_B D, so V_B^T V_B = D^T B D), strictly upper
   // part (all larft reads): g := E = B D first (D upper triangular), then M into bg's
   // strictly upper part, which E's products no longer read.
-  for (int idx = tid; idx < b * b; idx += kThreads) {
+  for (int idx = tid; idx < b * b; idx += kTop) {
     const int i = idx % b, j = idx / b;
     T s = 0;
     for (int k = 0; k <= j; ++k) s += bg[k][i] * d[j][k];
     g[j][i] = s;
   }
   __syncthreads();
-  for (int idx = tid; idx < b * b; idx += kThreads) {
+  for (int idx = tid; idx < b * b; idx += kTop) {
     const int i = idx % b, j = idx / b;
     if (i >= j) continue;
     // V_T(r, c) is 1 for r == c, X(r, c) below the diagonal, 0 above: rows r >= j count.
@@ -165,13 +166,13 @@ __global__ void __launch_bounds__(kThreads)
   // by doubling: with T's diagonal blocks of size s known, each off-diagonal block of the
   // 2s blocks is T12 = -T11 (M12 T22), all blocks of a level at once (W = M12 T22 in wb):
   // log2(b) levels of short products instead of b dependent steps.
-  for (int idx = tid; idx < b * b; idx += kThreads) {
+  for (int idx = tid; idx < b * b; idx += kTop) {
     const int i = idx % b, j = idx / b;
     g[j][i] = i == j ? s_tau[i] : T(0);
   }
   __syncthreads();
   for (int sz = 1; sz < b; sz *= 2) {
-    for (int idx = tid; idx < b * b; idx += kThreads) {
+    for (int idx = tid; idx < b * b; idx += kTop) {
       const int i = idx % b, j = idx / b, p = i / (2 * sz) * (2 * sz);
       if (j / (2 * sz) * (2 * sz) != p || i - p >= sz || j - p < sz) continue;
       T s = 0;
@@ -179,7 +180,7 @@ __global__ void __launch_bounds__(kThreads)
       wb[j][i] = s;
     }
     __syncthreads();
-    for (int idx = tid; idx < b * b; idx += kThreads) {
+    for (int idx = tid; idx < b * b; idx += kTop) {
       const int i = idx % b, j = idx / b, p = i / (2 * sz) * (2 * sz);
       if (j / (2 * sz) * (2 * sz) != p || i - p >= sz || j - p < sz) continue;
       T s = 0;
@@ -189,7 +190,7 @@ __global__ void __launch_bounds__(kThreads)
     __syncthreads();
   }
   // R and V_T in place, the explicit V's top rows, tau, T, D for the scaling kernel.
-  for (int idx = tid; idx < b * b; idx += kThreads) {
+  for (int idx = tid; idx < b * b; idx += kTop) {
     const int i = idx % b, j = idx / b;
     a[i + j * lda] = x[j][i];
     v[i + j * ldv] = i > j ? x[j][i] : (i == j ? T(1) : T(0));
@@ -283,9 +284,21 @@ int* panel_qr_ah(detail::ContextImpl& ctx, MatrixView<T> panel, VectorView<T> ta
   ah_gram_kernel<T><<<nparts, kThreads, 0, ctx.stream>>>(panel.data(), panel.ld(), h, b, chunk,
                                                          parts);
   GPUQR_CUDA_CHECK_LAUNCH(ctx.stream);
-  ah_top_kernel<T><<<1, kThreads, 0, ctx.stream>>>(
-      panel.data(), panel.ld(), b, parts, nparts, tau.data(), v.data(), v.ld(),
-      t.empty() ? nullptr : t.data(), t.ld(), dm, status, threshold);
+  // The b x b work's block size (GPUQR_AH_THREADS=128 or 256, for measurements).
+  static const int top_threads = [] {
+    const char* text = std::getenv("GPUQR_AH_THREADS");
+    const int v = text != nullptr ? std::atoi(text) : 0;
+    return v == 128 || v == 256 ? v : kTopThreads;
+  }();
+  if (top_threads == 128) {
+    ah_top_kernel<T, 128><<<1, 128, 0, ctx.stream>>>(
+        panel.data(), panel.ld(), b, parts, nparts, tau.data(), v.data(), v.ld(),
+        t.empty() ? nullptr : t.data(), t.ld(), dm, status, threshold);
+  } else {
+    ah_top_kernel<T, 256><<<1, 256, 0, ctx.stream>>>(
+        panel.data(), panel.ld(), b, parts, nparts, tau.data(), v.data(), v.ld(),
+        t.empty() ? nullptr : t.data(), t.ld(), dm, status, threshold);
+  }
   GPUQR_CUDA_CHECK_LAUNCH(ctx.stream);
   const auto blocks = static_cast<unsigned>((below + kScaleThreads - 1) / kScaleThreads);
   ah_scale_kernel<T><<<blocks, kScaleThreads, 0, ctx.stream>>>(panel.data(), panel.ld(), h, b, dm,

@@ -26,10 +26,11 @@ __global__ void ah_panel_kernel(T* top, std::int64_t ldt, T* gram, std::int64_t 
                                 double threshold) {
   __shared__ T x[kB][kB + 1], g[kB][kB + 1], d[kB][kB + 1];  // [col][row], padded
   const int tid = threadIdx.x;
-  for (int idx = tid; idx < b * b; idx += blockDim.x) {
-    const int i = idx % b, j = idx / b;
-    x[j][i] = top[i + j * ldt];
-    g[j][i] = gram[i + j * ldg];
+  for (int idx = tid; idx < kB * kB; idx += blockDim.x) {  // zero padding past b
+    const int i = idx % kB, j = idx / kB;
+    const bool in = i < b && j < b;
+    x[j][i] = in ? top[i + j * ldt] : T(0);
+    g[j][i] = in ? gram[i + j * ldg] : T(0);
     d[j][i] = i == j ? T(1) : T(0);
   }
   __syncthreads();

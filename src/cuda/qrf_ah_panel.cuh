@@ -27,16 +27,19 @@ inline constexpr int kThreads = 256;
 __device__ __forceinline__ double recip(double x) { return __drcp_rn(x); }
 __device__ __forceinline__ float recip(float x) { return __frcp_rn(x); }
 
-/// Called by all kThreads threads of the block. x, g, d: [col][row] with kB + 1 padding; on
+/// Called by all kTh threads of the block (kTh = 32 * groups, groups dividing 32: thread t
+/// owns rows t / 32 + groups q of column t % 32). x, g, d: [col][row] with kB + 1 padding; on
 /// entry x = the top block, g = the Gram matrix (destroyed: downdated), d = I, and a barrier
 /// has passed since they were written. On exit (after a barrier), for the first kb columns
 /// (the returned width, the same in every thread; smaller than b when the norm-update test
 /// ends the panel early): R on and above x's diagonal, the Householder vectors' top part
 /// below it, D's columns, tau[k] (written by thread 0).
-template <class T, int kB>
+template <class T, int kB, int kTh = kThreads>
 __device__ int factor_block(T (*x)[kB + 1], T (*g)[kB + 1], T (*d)[kB + 1], T* tau, int b,
                             double threshold) {
-  static_assert(kB == 32, "32 columns, 8 row groups of 4");
+  static_assert(kB == 32, "32 columns");
+  constexpr int kGroups = kTh / 32, kRows = 32 / kGroups;
+  static_assert(kGroups * 32 == kTh && kRows * kGroups == 32, "row groups must divide 32");
   __shared__ T s_rk[kB];  // R's row k, read by the downdate (X's row k is read before it)
   const int tid = static_cast<int>(threadIdx.x), j = tid & 31, r0 = tid >> 5;
   const bool mine = j < b;
@@ -52,45 +55,45 @@ __device__ int factor_block(T (*x)[kB + 1], T (*g)[kB + 1], T (*d)[kB + 1], T* t
     const T alpha = zero ? xkk : -sg * nu;
     const T rs = zero ? T(0) : recip(sigma);
     const bool later = mine && j > k;
-    const bool row_k_owner = r0 == (k & 7);  // among column j's threads, the one with row k
+    const bool row_k_owner = r0 == (k % kGroups);  // among column j's threads, row k's
     const T xjk = later ? x[j][k] : T(0);
     const T tw = later ? t * (xjk + (g[j][k] - xkk * xjk) * rs) : T(0);
     const T rkj = xjk - tw;  // R(k, j)
     if (tid == 0) tau[k] = t;
     if (later && row_k_owner) s_rk[j] = rkj;
-    T c[4];
+    // Row i's entry of column k, and this thread's entry of column j: X below the diagonal,
+    // D on and above it (one pointer each, no branch). Entries of rows >= b are padding:
+    // read and written, never used.
+    T c[kRows];
 #pragma unroll
-    for (int q = 0; q < 4; ++q) {
-      const int i = r0 + 8 * q;
-      c[q] = i < b ? (i > k ? x[k][i] : d[k][i]) * rs : T(0);
-      if (later && i < b) {
-        if (i > k) x[j][i] -= tw * c[q];
-        else d[j][i] -= tw * c[q];
-      }
+    for (int q = 0; q < kRows; ++q) {
+      const int i = r0 + kGroups * q;
+      const T* src = i > k ? &x[k][i] : &d[k][i];
+      c[q] = *src * rs;
+      T* dst = i > k ? &x[j][i] : &d[j][i];
+      if (later) *dst -= tw * c[q];
     }
     __syncthreads();  // column k and X's row k read by all; s_rk complete
     if (later && row_k_owner) x[j][k] = rkj;
     if (j == k) {
 #pragma unroll
-      for (int q = 0; q < 4; ++q) {
-        const int i = r0 + 8 * q;
-        if (i < b) {
-          if (i > k) x[k][i] = c[q];
-          else d[k][i] = c[q];
-        }
+      for (int q = 0; q < kRows; ++q) {
+        const int i = r0 + kGroups * q;
+        T* dst = i > k ? &x[k][i] : &d[k][i];
+        *dst = c[q];
       }
       if (row_k_owner) x[k][k] = alpha;
     }
     bool low = false;
     if (later) {
 #pragma unroll
-      for (int q = 0; q < 4; ++q) {
-        const int i = r0 + 8 * q;
+      for (int q = 0; q < kRows; ++q) {
+        const int i = r0 + kGroups * q;
         if (i > k && i < b) g[j][i] -= s_rk[i] * rkj;
-        if (i == j)
-          low = norm0 > T(0) &&
-                static_cast<double>(g[j][j]) <= threshold * static_cast<double>(norm0);
       }
+      if (j % kGroups == r0)  // this thread holds G(j, j)
+        low = norm0 > T(0) &&
+              static_cast<double>(g[j][j]) <= threshold * static_cast<double>(norm0);
     }
     if (__syncthreads_or(low)) return k + 1;  // uniform
   }
