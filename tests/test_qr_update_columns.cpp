@@ -11,6 +11,7 @@
 #include <random>
 #include <string>
 
+#include "src/core/dense_drivers.hpp"
 #include "tests/support/generators.hpp"
 #include "tests/support/update_columns_checks.hpp"
 
@@ -103,6 +104,56 @@ TEST_P(QrUpdateColumnsTest, AddColumnsAtEveryPositionAndSize) {
           expect_close_to_fresh(compare_with_fresh(ctx(), qr, t));
         }
       }
+    }
+  }));
+}
+
+TEST_P(QrUpdateColumnsTest, TallInnerQrByCertifiedCholeskyQr) {
+  // The inner QRs of tall blocks (the lower part of Q^T U when adding columns, the removed
+  // rows' part of Q when removing rows) go on CUDA through tsqr_geqrf's certified CholeskyQR2
+  // with the Householder vectors reconstructed (by default only for 128..256 columns and 30x as
+  // many rows; forced here for small shapes). Nearly dependent new columns make that block
+  // ill-conditioned, so the certificate's fallback (shifted CholeskyQR3, then Householder)
+  // runs as well. On the CPU the same steps use LAPACK throughout: the test compares both with
+  // a fresh factorization.
+  struct Reset {
+    ~Reset() { detail::run_geqrf_tall_mode(-1); }
+  } reset;
+  detail::run_geqrf_tall_mode(1);
+  GPUQR_FOR_PRECISION(([&]<class T>() {
+    std::uint64_t seed = 2700;
+    // Condition numbers past CholeskyQR2's reach (so its certificate fails), pivots still
+    // above the update's dependence check (max(m, n) eps).
+    const double tiny = sizeof(T) == 8 ? 1e-9 : 1e-3;
+    for (bool dependent : {false, true}) {
+      const std::int64_t m = 240, n = 30, p = 12;
+      SCOPED_TRACE(dependent ? "nearly dependent new columns" : "random new columns");
+      TrackedColumns<T> t{random_matrix<T>(m, n, seed++), random_matrix<T>(m, 2, seed++)};
+      UpdatableQR<T> qr(ctx(), t.a.view(), t.b.view(), UpdateQ::full);
+      Matrix<T> u = random_matrix<T>(m, p, seed++);
+      if (dependent) {
+        const Matrix<T> noise = random_matrix<T>(m, p, seed++);
+        for (std::int64_t j = 1; j < p; ++j)
+          for (std::int64_t i = 0; i < m; ++i)
+            u(i, j) = static_cast<T>(double(u(i, 0)) + tiny * double(noise(i, j)) * (j + 1));
+      }
+      // The factorization itself (backward error, orthogonality) must be as good as ever; the
+      // least-squares comparisons of expect_close_to_fresh assume a well-conditioned A~.
+      auto check = [&]() {
+        const ColumnChecks c = compare_with_fresh(ctx(), qr, t);
+        if (dependent) {
+          EXPECT_LT(c.backward, 30.0);
+          EXPECT_LT(c.orthogonality, 30.0);
+        } else {
+          expect_close_to_fresh(c);
+        }
+      };
+      qr.add_columns(n, u.view());
+      t.insert_cols(n, u);
+      check();
+      qr.remove_rows(17, 20);  // the removed rows' part of Q: 198 x 20, tall
+      t.erase_rows(17, 20);
+      check();
     }
   }));
 }

@@ -36,6 +36,9 @@ void run_ormqr(const Context& ctx, Side side, Op op, MatrixView<const T> a,
 /// otherwise run_geqrf. GPUQR_TALL_INNER_QR=0 turns it off (measurements).
 template <class T>
 void run_geqrf_tall(const Context& ctx, MatrixView<T> a, VectorView<T> tau);
+/// Tests: -1 = the default above, 0 = never the CholeskyQR2 path, 1 = always where rows >= 4
+/// cols (so that small test shapes reach it and its fallback).
+void run_geqrf_tall_mode(int mode);
 template <class T>
 void run_orgqr(const Context& ctx, std::int64_t k, MatrixView<T> a, VectorView<const T> tau);
 

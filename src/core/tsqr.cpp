@@ -5,6 +5,7 @@
 #include "gpuqr/tsqr.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <string>
 #include <vector>
@@ -271,13 +272,29 @@ TsqrInfo tsqr_geqrf(const Context& ctx, MatrixView<T> a, VectorView<T> tau,
 
 namespace detail {
 
+namespace {
+std::atomic<int> tall_mode{-1};  // run_geqrf_tall_mode
+}  // namespace
+
+void run_geqrf_tall_mode(int mode) { tall_mode.store(mode); }
+
 template <class T>
 void run_geqrf_tall(const Context& ctx, MatrixView<T> a, VectorView<T> tau) {
-  static const bool on = [] {
+  static const bool env_on = [] {
     const char* text = std::getenv("GPUQR_TALL_INNER_QR");
     return text == nullptr || std::string(text) != "0";
   }();
   const std::int64_t m = a.rows(), n = a.cols();
+  const int mode = tall_mode.load();
+  if (mode >= 0) {
+    if (mode == 1 && ctx.is_cuda() && n >= 1 && tall_enough(m, n)) {
+      tsqr_geqrf<T>(ctx, a, tau);
+    } else {
+      run_geqrf<T>(ctx, a, tau);
+    }
+    return;
+  }
+  const bool on = env_on;
   // Measured on an H100 (gpuqr_update_columns_bench --only add-end, GPUQR_TALL_INNER_QR=0/1,
   // same run): it saved 0.3-1.1 ms on 6000..10000 x 200 blocks, but lost 0.1-0.3 ms on
   // 1000..2000 x 100..200 and 0.4-2.5 ms on 2000..5000 x 500..1000 (more flops, host waits).
