@@ -22,6 +22,15 @@ constexpr double kBound = 30.0;
 
 class BlockedQR : public BackendTest {};
 
+/// R (k x n) from geqrf's output: its first k rows on and above the diagonal.
+template <class T>
+Matrix<T> upper_r(const Matrix<T>& qr, std::int64_t k) {
+  Matrix<T> r(k, qr.cols());
+  for (std::int64_t j = 0; j < qr.cols(); ++j)
+    for (std::int64_t i = 0; i < k; ++i) r(i, j) = i <= j ? qr(i, j) : T(0);
+  return r;
+}
+
 const detail::BlockSizes kSizes[] = {{8, 4}, {16, 16}, {64, 32}, {96, 32}, {0, 0}};
 
 TEST_P(BlockedQR, GeqrfAndOrgqrAcrossBlockSizes) {
@@ -49,9 +58,7 @@ TEST_P(BlockedQR, GeqrfAndOrgqrAcrossBlockSizes) {
           detail::blocked_orgqr<T>(ctx(), k, q.view(), VectorView<const T>(vec(tau)), bs);
           const Matrix<T> qh = to_host(ctx(), q);
           const Matrix<T> qrh = to_host(ctx(), qr);
-          Matrix<T> r(k, n);
-          for (std::int64_t j = 0; j < n; ++j)
-            for (std::int64_t i = 0; i < k; ++i) r(i, j) = i <= j ? qrh(i, j) : T(0);
+          const Matrix<T> r = upper_r(qrh, k);
           EXPECT_LT(track("backward error",
                           accuracy::qr_backward_error<T>(a.view(), qh.view(), r.view())),
                     kBound);
@@ -120,9 +127,7 @@ TEST_P(BlockedQR, GramBasedPanelsStayAccurate) {
         Matrix<T> q = Matrix<T>::copy_of(MatrixView<const T>(qr.view()), qr.space(), qr.device());
         detail::blocked_orgqr<T>(ctx(), n, q.view(), VectorView<const T>(vec(tau)), {0, 0});
         const Matrix<T> qh = to_host(ctx(), q), qrh = to_host(ctx(), qr);
-        Matrix<T> r(n, n);
-        for (std::int64_t j = 0; j < n; ++j)
-          for (std::int64_t i = 0; i < n; ++i) r(i, j) = i <= j ? qrh(i, j) : T(0);
+        const Matrix<T> r = upper_r(qrh, n);
         EXPECT_LT(track("backward error (Gram-stress inputs)",
                         accuracy::qr_backward_error<T>(a.view(), qh.view(), r.view())),
                   kBound);
