@@ -26,8 +26,9 @@ struct Target {
 };
 
 /// Creates the baseline `name` ("auto" picks by backend) for `ctx`. An explicitly asked-for
-/// baseline that cannot be made is an error; an automatic one falls back to none.
+/// baseline that cannot be made is an error; an automatic one falls back to none; "none" is none.
 std::unique_ptr<Baseline> make_baseline(const std::string& name, const Context& ctx) {
+  if (name == "none") return nullptr;  // ours alone (profiling runs)
   const std::string pick = name != "auto" ? name : (ctx.is_cuda() ? "cusolver" : "lapack");
   try {
     if (pick == "lapack") return make_lapack_baseline();

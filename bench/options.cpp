@@ -166,9 +166,10 @@ Options parse_options(int argc, char** argv) {
       }
     } else if (arg == "--baseline") {
       opt.baseline = next();
-      if (opt.baseline != "lapack" && opt.baseline != "cusolver" && opt.baseline != "auto") {
+      if (opt.baseline != "lapack" && opt.baseline != "cusolver" && opt.baseline != "auto" &&
+          opt.baseline != "none") {
         throw UsageError("--baseline: unknown baseline '" + opt.baseline +
-                         "' (expected lapack, cusolver or auto)");
+                         "' (expected lapack, cusolver, auto or none)");
       }
     } else if (arg == "--repeat") {
       opt.repeat = static_cast<int>(parse_count(next(), "--repeat"));
@@ -227,8 +228,8 @@ std::string usage_text() {
       "                     1024,2048,4096,8192,20000x500 on a GPU\n"
       "  --precision LIST   d,s (default d)\n"
       "  --backend B        cpu, cuda, all or auto (default auto: cuda when a GPU is visible)\n"
-      "  --baseline B       lapack, cusolver or auto (default auto: LAPACK for the CPU\n"
-      "                     backend, cuSOLVER for the CUDA backend)\n"
+      "  --baseline B       lapack, cusolver, none or auto (default auto: LAPACK for the\n"
+      "                     CPU backend, cuSOLVER for the CUDA backend)\n"
       "  --repeat N         timed repetitions; the median is reported (default 3)\n"
       "  --warmup N         untimed repetitions first (default 1)\n"
       "  --nrhs N           right-hand sides of gels, columns of C in ormqr (default 1)\n"

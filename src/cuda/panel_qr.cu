@@ -34,6 +34,7 @@
 #include "src/core/blocked_kernels.hpp"
 #include "src/cuda/check.hpp"
 #include "src/cuda/panel_qr.hpp"
+#include "src/cuda/safe_range.cuh"
 
 namespace cg = cooperative_groups;
 
@@ -61,19 +62,6 @@ struct PanelArgs {
   T* gram;         // grid mode: [grid][kWidth * kWidth] Gram partials
   int rpb;         // rows per block
   const int* skip;  // device flag: 1 = the AH panel (panel_qr_ah.cu) factored it, return
-};
-
-template <class T>
-struct Limits;
-template <>
-struct Limits<double> {
-  static constexpr double small = DBL_MIN / DBL_EPSILON;
-  static constexpr double big = DBL_MAX / 4;
-};
-template <>
-struct Limits<float> {
-  static constexpr float small = FLT_MIN / FLT_EPSILON;
-  static constexpr float big = FLT_MAX / 4;
 };
 
 template <bool kMax, class T>
@@ -223,7 +211,7 @@ __global__ void __launch_bounds__(kThreads) panel_kernel(PanelArgs<T> p) {
     const T alpha = s_top[j];
     const bool has_below = j + 1 < p.h;
     const T xnorm2 = s_tot[j];
-    const bool rescale = has_below && !(xnorm2 >= Limits<T>::small && xnorm2 <= Limits<T>::big);
+    const bool rescale = has_below && !(xnorm2 >= SafeRange<T>::small && xnorm2 <= SafeRange<T>::big);
     T xnorm = sqrt(xnorm2);
     if (rescale) {  // uniform: every block saw the same xnorm2
       T local = 0;

@@ -28,6 +28,7 @@
 #include "src/cuda/check.hpp"
 #include "src/cuda/panel_qr.hpp"
 #include "src/cuda/qrf_ah_panel.cuh"
+#include "src/cuda/safe_range.cuh"
 
 namespace gpuqr::kernels::cuda {
 namespace {
@@ -38,20 +39,7 @@ constexpr int kMaxParts = 128;  // partial Gram matrices summed by the top kerne
 constexpr int kMinChunk = 64;   // rows per partial, at least
 constexpr int kTopThreads = 256;  // the b x b work: 8 warps of 4 rows (4 warps of 8: 1.3x slower)
 constexpr int kScaleThreads = 64;  // V_B = P_B D: small blocks spread short panels over SMs
-constexpr std::int64_t kMinRowsDouble = 320, kMinRowsFloat = 576;  // default thresholds
-
-template <class T>
-struct Range;
-template <>
-struct Range<double> {
-  static constexpr double small = DBL_MIN / DBL_EPSILON;
-  static constexpr double big = DBL_MAX / 4;
-};
-template <>
-struct Range<float> {
-  static constexpr float small = FLT_MIN / FLT_EPSILON;
-  static constexpr float big = FLT_MAX / 4;
-};
+constexpr std::int64_t kMinRowsDouble = 224, kMinRowsFloat = 320;  // measured crossovers
 
 /// Partial p of B = P_B^T P_B over rows [b + p chunk, b + (p + 1) chunk) of the panel, all
 /// kB x kB entries (zeros past b). Thread t owns entries t + 256 q (row t % 32, column
@@ -130,7 +118,7 @@ __global__ void __launch_bounds__(kTop)
     g[j][i] = s;
     // Squares that over- or underflow (or a zero column): the Householder kernel's scaled
     // path handles those columns.
-    if (i == j && !(s >= Range<T>::small && s <= Range<T>::big)) s_ok = 0;
+    if (i == j && !(s >= SafeRange<T>::small && s <= SafeRange<T>::big)) s_ok = 0;
   }
   __syncthreads();
   if (s_ok == 0) {

@@ -33,24 +33,12 @@
 #include "src/core/blocked_kernels.hpp"
 #include "src/cuda/check.hpp"
 #include "src/cuda/panel_qr.hpp"
+#include "src/cuda/safe_range.cuh"
 
 namespace gpuqr::kernels::cuda {
 namespace {
 
 constexpr int kWidth = kPanelMaxWidth;
-
-template <class T>
-struct SafeRange;
-template <>
-struct SafeRange<double> {
-  static constexpr double small = DBL_MIN / DBL_EPSILON;
-  static constexpr double big = DBL_MAX / 4;
-};
-template <>
-struct SafeRange<float> {
-  static constexpr float small = FLT_MIN / FLT_EPSILON;
-  static constexpr float big = FLT_MAX / 4;
-};
 
 /// Sum of the W warps' values s[w][c], pairwise (short dependency chains, the same order in
 /// every thread), written out so that nothing lands in local memory.
