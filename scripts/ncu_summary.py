@@ -24,7 +24,8 @@ def main():
     for r in rows:
         name = r[ki][:90]
         v = float(r[vi].replace(",", ""))
-        v = v / 1e3 if r[ui] == "nsecond" else (v * 1e3 if r[ui] == "msecond" else v)
+        unit = r[ui]
+        v = v / 1e3 if unit in ("ns", "nsecond") else (v * 1e3 if unit in ("ms", "msecond") else v)
         tot[name] += v
         cnt[name] += 1
     print(f"{'kernel':90s} {'calls':>6s} {'total_us':>10s} {'avg_us':>8s}")

@@ -39,7 +39,7 @@ constexpr int kMaxParts = 128;  // partial Gram matrices summed by the top kerne
 constexpr int kMinChunk = 64;   // rows per partial, at least
 constexpr int kTopThreads = 256;  // the b x b work: 8 warps of 4 rows (4 warps of 8: 1.3x slower)
 constexpr int kScaleThreads = 64;  // V_B = P_B D: small blocks spread short panels over SMs
-constexpr std::int64_t kMinRowsDouble = 224, kMinRowsFloat = 320;  // measured crossovers
+constexpr std::int64_t kMinRowsDouble = 192, kMinRowsFloat = 288;  // measured crossovers (H100)
 
 /// Partial p of B = P_B^T P_B over rows [b + p chunk, b + (p + 1) chunk) of the panel, all
 /// kB x kB entries (zeros past b). Thread t owns entries t + 256 q (row t % 32, column
