@@ -46,6 +46,15 @@ void ah_panel(detail::ContextImpl&, MatrixView<T> top, MatrixView<T> gram, Matri
     for (std::int64_t i = 0; i <= k; ++i) d(i, k) = zero ? T(0) : d(i, k) / sigma;
     if (!zero) X(k, k) = -sg * nu;
     tau[k] = t;
+    // The amplification test: the vector's bottom part P_B D(:, k) loses kappa_k eps of its
+    // norm to cancellation; too much, and the panel ends before column k (kappa_0 <= 1).
+    double kappa = 0;
+    for (std::int64_t i = 0; i <= k; ++i)
+      kappa += std::abs(double(d(i, k))) * std::sqrt(std::max(double(norm0[i]), 0.0));
+    if (k > 0 && kappa * std::sqrt(double(t) / 2) > detail::kAhMaxAmplification) {
+      kb = k;
+      break;
+    }
     for (std::int64_t j = k + 1; j < b; ++j)
       for (std::int64_t i = k + 1; i < b; ++i) gram(i, j) -= X(k, i) * X(k, j);
     // The norm-update test: a later column whose remaining norm^2 fell below sqrt(eps) of its

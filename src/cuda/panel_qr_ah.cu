@@ -125,7 +125,7 @@ __global__ void __launch_bounds__(kTop)
     if (tid == 0) *status = 0;
     return;  // uniform
   }
-  const int kb = ah::factor_block<T, kB, kTop>(x, g, d, s_tau, b, threshold);
+  const int kb = ah::factor_block<T, kB, kTop>(x, g, d, s_tau, b, threshold, detail::kAhMaxAmplification);
   if (kb < b) {
     if (tid == 0) *status = 0;
     return;  // uniform: nothing of the panel was written

@@ -34,7 +34,7 @@ __global__ void ah_panel_kernel(T* top, std::int64_t ldt, T* gram, std::int64_t 
     d[j][i] = i == j ? T(1) : T(0);
   }
   __syncthreads();
-  const int kb = ah::factor_block<T, kB>(x, g, d, tau, b, threshold);
+  const int kb = ah::factor_block<T, kB>(x, g, d, tau, b, threshold, detail::kAhMaxAmplification);
   for (int idx = tid; idx < b * b; idx += blockDim.x) {
     const int i = idx % b, j = idx / b;
     if (j < kb) top[i + j * ldt] = x[j][i];

@@ -13,7 +13,11 @@
 //   (i, j > k; R's row k from a shared copy, since X's row k is still read before the barrier)
 //   -- barrier, with the norm-update test: the panel ends after column k when a later
 //   column's G(j, j) fell to `threshold` times its value at the start (cancellation in the
-//   Gram-based norms; the next panel starts there from the data itself).
+//   Gram-based norms; the next panel starts there from the data itself); and the
+//   amplification test (detail::kAhMaxAmplification): the panel ends before column k when
+//   sqrt(tau_k / 2) sum_i |D(i, k)| ||P(:, i)|| exceeds `max_amplification` (forming v_k's
+//   bottom part P_B D(:, k) would cancel too much). Its partial sums are written by column
+//   k's threads after the first barrier and read by all after the second.
 // Divisions by sigma and nu are multiplications by reciprocals (rsqrt, rcp: within an ulp).
 #pragma once
 
@@ -36,14 +40,17 @@ __device__ __forceinline__ float recip(float x) { return __frcp_rn(x); }
 /// below it, D's columns, tau[k] (written by thread 0).
 template <class T, int kB, int kTh = kThreads>
 __device__ int factor_block(T (*x)[kB + 1], T (*g)[kB + 1], T (*d)[kB + 1], T* tau, int b,
-                            double threshold) {
+                            double threshold, double max_amplification) {
   static_assert(kB == 32, "32 columns");
   constexpr int kGroups = kTh / 32, kRows = 32 / kGroups;
   static_assert(kGroups * 32 == kTh && kRows * kGroups == 32, "row groups must divide 32");
   __shared__ T s_rk[kB];  // R's row k, read by the downdate (X's row k is read before it)
+  __shared__ T s_cnorm[kB];  // ||P(:, i)||, the panel's column norms at the start
+  __shared__ T s_kappa[kGroups];  // the amplification test's partial sums, one per row group
   const int tid = static_cast<int>(threadIdx.x), j = tid & 31, r0 = tid >> 5;
   const bool mine = j < b;
   const T norm0 = mine ? g[j][j] : T(0);
+  if (r0 == 0) s_cnorm[j] = norm0 > T(0) ? sqrt(norm0) : T(0);  // read after a barrier
   for (int k = 0; k < b; ++k) {
     const T gkk = g[k][k], xkk = x[k][k];
     const bool zero = !(gkk > T(0));
@@ -76,12 +83,15 @@ __device__ int factor_block(T (*x)[kB + 1], T (*g)[kB + 1], T (*d)[kB + 1], T* t
     __syncthreads();  // column k and X's row k read by all; s_rk complete
     if (later && row_k_owner) x[j][k] = rkj;
     if (j == k) {
+      T part = 0;  // sum over this thread's rows i <= k of |D(i, k)| ||P(:, i)||
 #pragma unroll
       for (int q = 0; q < kRows; ++q) {
         const int i = r0 + kGroups * q;
         T* dst = i > k ? &x[k][i] : &d[k][i];
         *dst = c[q];
+        if (i <= k) part += fabs(c[q]) * s_cnorm[i];
       }
+      s_kappa[r0] = part;
       if (row_k_owner) x[k][k] = alpha;
     }
     bool low = false;
@@ -95,7 +105,14 @@ __device__ int factor_block(T (*x)[kB + 1], T (*g)[kB + 1], T (*d)[kB + 1], T* t
         low = norm0 > T(0) &&
               static_cast<double>(g[j][j]) <= threshold * static_cast<double>(norm0);
     }
-    if (__syncthreads_or(low)) return k + 1;  // uniform
+    const int any_low = __syncthreads_or(low);
+    T kappa = 0;  // the same sum in the same order in every thread: a uniform decision
+#pragma unroll
+    for (int q = 0; q < kGroups; ++q) kappa += s_kappa[q];
+    if (k > 0 && static_cast<double>(kappa) * sqrt(0.5 * static_cast<double>(t)) >
+                     max_amplification)
+      return k;  // uniform; column k is not part of the panel
+    if (any_low) return k + 1;  // uniform
   }
   return b;
 }
