@@ -358,6 +358,11 @@ int main(int argc, char** argv) {
     return 0;
   }
   std::printf("device: %s\n", gpuqr::Context::cuda(0).describe().c_str());
+  // The A/B knobs of the CholeskyQR leaves (src/cuda/gram_kernels.hpp, cholqr_kernels.cu).
+  for (const char* knob : {"GPUQR_GRAM_KERNEL", "GPUQR_GRAM_SPLIT", "GPUQR_CHOLQR_SINGLE_PASS"}) {
+    const char* v = std::getenv(knob);
+    std::printf("%s=%s\n", knob, v != nullptr ? v : "(unset)");
+  }
   const double bw = copy_bandwidth(std::size_t(1) << 30);
   std::printf("copy bandwidth (cudaMemcpy D2D, read + write): %.0f GB/s\n", bw / 1e9);
   std::printf("%s %9s %5s %-8s %-21s %10s %10s %8s %8s  %-21s %s\n", "p", "m", "n", "form",

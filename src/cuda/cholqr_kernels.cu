@@ -17,6 +17,7 @@
 #include "src/core/cholqr_kernels.hpp"
 #include "src/cuda/check.hpp"
 #include "src/cuda/cholqr_blas.hpp"
+#include "src/cuda/gram_kernels.hpp"
 
 namespace gpuqr::kernels::cuda {
 namespace {
@@ -246,6 +247,10 @@ void gram(detail::ContextImpl& ctx, MatrixView<const T> a, MatrixView<T> g) {
   if (n == 0) return;
   DeviceGuard guard(ctx.device);
   const std::int64_t m = a.rows();
+  if (gram_kernel_wanted(m, n)) {  // one read of A by a persistent grid (gram_kernels.cu)
+    streamed_gram<T>(ctx, a, nullptr, 0, g);
+    return;
+  }
   // Measured on the H200 (m = 2^20, FP64): the split beats one GEMM for n <= 128 (explicit Q
   // at n = 64: 1.20 ms against 1.34) and loses above (n = 512: 47.4 against 41.2 ms).
   const GramSplit split = n <= kMaxSplitCols ? gram_split(m, n, sizeof(T))
@@ -269,6 +274,10 @@ void gram_of_product(detail::ContextImpl& ctx, MatrixView<const T> a, MatrixView
   DeviceGuard guard(ctx.device);
   if (m == 0) {
     laset<T>(ctx, T(0), T(0), g);
+    return;
+  }
+  if (gram_kernel_wanted(m, n)) {  // A X formed chunk by chunk in shared memory, never stored
+    streamed_gram<T>(ctx, a, x.data(), x.ld(), g);
     return;
   }
   // No split here, and so one chunk of m rows (W = A X whole in the leaf workspace): measured
