@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 #include <utility>
 #include <vector>
 
@@ -286,46 +287,140 @@ TEST_P(KernelTwins, PanelQrScalesExtremeColumns) {
   }));
 }
 
-TEST_P(KernelTwins, LarftAndLarfbMatchLapack) {
+/// Reflectors (explicit V, tau) of a real factorization of a random h x k matrix, so that V
+/// and tau are consistent.
+template <class T>
+std::pair<Matrix<T>, Matrix<T>> reflectors(std::int64_t h, std::int64_t k, std::uint64_t seed) {
+  Context cpu = Context::cpu();
+  Matrix<T> work = random_matrix<T>(h, k, seed);
+  Matrix<T> tau(k, 1), v(h, k);
+  kernels::cpu::geqrf<T>(cpu.impl(), work.view(), vec(tau));
+  kernels::cpu::form_v<T>(cpu.impl(), work.view(), v.view());
+  return {std::move(v), std::move(tau)};
+}
+
+/// A rows x cols device matrix full of NaN: whatever a leaf fails to write stays NaN.
+template <class T>
+Matrix<T> nan_device_matrix(const Context& gpu, std::int64_t rows, std::int64_t cols) {
+  Matrix<T> host(rows, cols);
+  for (std::int64_t j = 0; j < cols; ++j)
+    for (std::int64_t i = 0; i < rows; ++i) host(i, j) = std::numeric_limits<T>::quiet_NaN();
+  return to_ctx<T>(gpu, host.view());
+}
+
+/// entry_diff, but infinite when x has an entry that is not finite (entry_diff's max would
+/// skip a NaN).
+template <class T>
+double finite_entry_diff(const Matrix<T>& x, const Matrix<T>& y) {
+  for (std::int64_t j = 0; j < x.cols(); ++j)
+    for (std::int64_t i = 0; i < x.rows(); ++i)
+      if (!std::isfinite(double(x(i, j)))) return std::numeric_limits<double>::infinity();
+  return entry_diff(x, y);
+}
+
+/// Whether T's strictly lower triangle holds exact zeros (larfb multiplies by the full T).
+template <class T>
+bool zero_below(const Matrix<T>& t) {
+  for (std::int64_t j = 0; j < t.cols(); ++j)
+    for (std::int64_t i = j + 1; i < t.rows(); ++i)
+      if (!(t(i, j) == T(0))) return false;
+  return true;
+}
+
+/// Restores larfb_trmm_mode's default however a test ends.
+struct TrmmModeReset {
+  ~TrmmModeReset() { kernels::cuda::larfb_trmm_mode(-1); }
+};
+
+// T of larft and larft_known_diagonal (the merge kernel, and cuBLAS TRMM for levels wider
+// than 128 or when asked for) against LAPACK's larft, into a T full of NaN so that an entry
+// left unwritten shows; both paths. k = 300 mixes the merge kernel with TRMM levels.
+TEST_P(KernelTwins, LarftMatchesLapackOnBothPaths) {
+  TrmmModeReset reset;
   GPUQR_FOR_PRECISION(([&]<class T>() {
     Context cpu = Context::cpu();
-    for (auto [h, k] : {std::pair<int, int>{40, 1}, {300, 32}, {700, 96}, {2000, 256}, {517, 200}}) {
-      SCOPED_TRACE(std::to_string(h) + "x" + std::to_string(k));
-      // Reflectors from a real factorization, so V and tau are consistent.
-      Matrix<T> a = random_matrix<T>(h, k, 40);
-      Matrix<T> tau(k, 1), v(h, k);
-      {
-        Matrix<T> work = a.clone();
-        Matrix<T> full_tau(k, 1);
-        kernels::cpu::geqrf<T>(cpu.impl(), work.view(), vec(full_tau));
-        kernels::cpu::form_v<T>(cpu.impl(), work.view(), v.view());
-        tau = std::move(full_tau);
-      }
+    const double bound = 200.0 * accuracy::eps<T>();
+    std::uint64_t seed = 40;
+    for (auto [h, k] : {std::pair<int, int>{40, 1}, {300, 31}, {300, 32}, {129, 33}, {700, 64},
+                        {517, 100}, {400, 128}, {517, 200}, {2000, 256}, {611, 300}}) {
+      const auto [v, tau] = reflectors<T>(h, k, seed++);
       Matrix<T> t_cpu(k, k), g_cpu(k, k);
       kernels::cpu::larft<T>(cpu.impl(), v.view(), VectorView<const T>(vec(tau)), t_cpu.view(),
                              g_cpu.view());
       zero_below_diagonal(t_cpu);  // LAPACK leaves it
-      Matrix<T> v_gpu = to_ctx<T>(ctx(), v.view());
-      Matrix<T> tau_gpu = to_ctx<T>(ctx(), tau.view());
-      Matrix<T> t_gpu = device_matrix<T>(ctx(), k, k), g_gpu = device_matrix<T>(ctx(), k, k);
-      kernels::cuda::larft<T>(ctx().impl(), v_gpu.view(), VectorView<const T>(vec(tau_gpu)),
-                              t_gpu.view(), g_gpu.view());
-      const Matrix<T> t_back = to_host(ctx(), t_gpu);
-      EXPECT_LT(entry_diff(t_back, t_cpu), 50.0 * h * accuracy::eps<T>());
-      // larfb: every side and op on a random C.
-      for (Side side : {Side::left, Side::right}) {
-        for (Op op : {Op::no_trans, Op::trans}) {
-          const std::int64_t rows = side == Side::left ? h : 45, cols = side == Side::left ? 45 : h;
-          const Matrix<T> c = random_matrix<T>(rows, cols, 41);
-          Matrix<T> c_cpu = c.clone();
-          Matrix<T> w_cpu(side == Side::left ? k : rows, side == Side::left ? cols : k);
-          kernels::cpu::larfb<T>(cpu.impl(), side, op, v.view(), t_cpu.view(), c_cpu.view(),
-                                 w_cpu.view());
-          Matrix<T> c_gpu = to_ctx<T>(ctx(), c.view());
-          Matrix<T> w_gpu = device_matrix<T>(ctx(), w_cpu.rows(), w_cpu.cols());
-          kernels::cuda::larfb<T>(ctx().impl(), side, op, v_gpu.view(), t_gpu.view(),
-                                  c_gpu.view(), w_gpu.view());
-          EXPECT_LT(entry_diff(to_host(ctx(), c_gpu), c_cpu), 50.0 * h * accuracy::eps<T>());
+      // The diagonal 32-blocks alone, as the panel kernels leave them for larft_known_diagonal.
+      Matrix<T> t_diag(k, k);
+      for (std::int64_t j = 0; j < k; ++j)
+        for (std::int64_t i = 0; i < k; ++i)
+          t_diag(i, j) = i / 32 == j / 32 ? t_cpu(i, j) : std::numeric_limits<T>::quiet_NaN();
+      const Matrix<T> v_gpu = to_ctx<T>(ctx(), v.view()), tau_gpu = to_ctx<T>(ctx(), tau.view());
+      for (int trmm : {0, 1}) {
+        SCOPED_TRACE(std::to_string(h) + "x" + std::to_string(k) + (trmm ? " trmm" : " merge kernel"));
+        kernels::cuda::larfb_trmm_mode(trmm);
+        Matrix<T> t_gpu = nan_device_matrix<T>(ctx(), k, k), g_gpu = nan_device_matrix<T>(ctx(), k, k);
+        kernels::cuda::larft<T>(ctx().impl(), v_gpu.view(), VectorView<const T>(vec(tau_gpu)),
+                                t_gpu.view(), g_gpu.view());
+        const Matrix<T> t_back = to_host(ctx(), t_gpu);
+        EXPECT_LT(finite_entry_diff(t_back, t_cpu), bound);
+        EXPECT_TRUE(zero_below(t_back));
+        Matrix<T> tk_gpu = to_ctx<T>(ctx(), t_diag.view());
+        g_gpu = nan_device_matrix<T>(ctx(), k, k);
+        kernels::cuda::larft_known_diagonal<T>(ctx().impl(), v_gpu.view(),
+                                               VectorView<const T>(vec(tau_gpu)), tk_gpu.view(),
+                                               g_gpu.view(), 32);
+        const Matrix<T> tk_back = to_host(ctx(), tk_gpu);
+        EXPECT_LT(finite_entry_diff(tk_back, t_cpu), bound);
+        EXPECT_TRUE(zero_below(tk_back));
+      }
+    }
+  }));
+}
+
+// larfb, every side and op, odd sizes of C, both paths (GEMM with T, cuBLAS TRMM) against
+// LAPACK's larfb, with T from our larft (its explicit zeros below the diagonal are what the
+// GEMM path relies on) and the work array full of NaN.
+TEST_P(KernelTwins, LarfbMatchesLapackOnBothPaths) {
+  TrmmModeReset reset;
+  GPUQR_FOR_PRECISION(([&]<class T>() {
+    Context cpu = Context::cpu();
+    const double bound = 200.0 * accuracy::eps<T>();
+    std::uint64_t seed = 70;
+    for (auto [h, k] : {std::pair<int, int>{40, 1}, {300, 33}, {517, 100}, {2000, 256}, {611, 300}}) {
+      const auto [v, tau] = reflectors<T>(h, k, seed++);
+      Matrix<T> t_cpu(k, k), g_cpu(k, k);
+      kernels::cpu::larft<T>(cpu.impl(), v.view(), VectorView<const T>(vec(tau)), t_cpu.view(),
+                             g_cpu.view());
+      zero_below_diagonal(t_cpu);
+      const Matrix<T> v_gpu = to_ctx<T>(ctx(), v.view()), tau_gpu = to_ctx<T>(ctx(), tau.view());
+      for (int trmm : {0, 1}) {
+        kernels::cuda::larfb_trmm_mode(trmm);
+        Matrix<T> t_gpu = nan_device_matrix<T>(ctx(), k, k), g_gpu = device_matrix<T>(ctx(), k, k);
+        kernels::cuda::larft<T>(ctx().impl(), v_gpu.view(), VectorView<const T>(vec(tau_gpu)),
+                                t_gpu.view(), g_gpu.view());
+        for (Side side : {Side::left, Side::right}) {
+          for (Op op : {Op::no_trans, Op::trans}) {
+            for (std::int64_t other : {1, 45, 77}) {
+              SCOPED_TRACE(std::to_string(h) + "x" + std::to_string(k) +
+                           (side == Side::left ? " left" : " right") +
+                           (op == Op::trans ? " trans" : " no_trans") + " other " +
+                           std::to_string(other) + (trmm ? " trmm" : " gemm"));
+              const std::int64_t rows = side == Side::left ? h : other;
+              const std::int64_t cols = side == Side::left ? other : h;
+              const Matrix<T> c = random_matrix<T>(rows, cols, seed + 1000 * other);
+              Matrix<T> c_cpu = c.clone();
+              Matrix<T> w_cpu(side == Side::left ? k : rows, side == Side::left ? cols : k);
+              kernels::cpu::larfb<T>(cpu.impl(), side, op, v.view(), t_cpu.view(), c_cpu.view(),
+                                     w_cpu.view());
+              Matrix<T> c_gpu = to_ctx<T>(ctx(), c.view());
+              Matrix<T> w_gpu = nan_device_matrix<T>(ctx(), w_cpu.rows(), w_cpu.cols());
+              kernels::cuda::larfb<T>(ctx().impl(), side, op, v_gpu.view(), t_gpu.view(),
+                                      c_gpu.view(), w_gpu.view());
+              const Matrix<T> c_back = to_host(ctx(), c_gpu);
+              // H is orthogonal, not the identity: C must have changed.
+              EXPECT_GT(entry_diff(c_back, c), 1e3 * bound);
+              EXPECT_LT(finite_entry_diff(c_back, c_cpu), bound);
+            }
+          }
         }
       }
     }

@@ -116,16 +116,23 @@ inline void check_pivots(const std::vector<double>& pivots, const std::vector<do
   }
 }
 
-/// Device operations the reused blocked leaves enqueue (for UpdateInfo::device_launches):
-/// larfb: GEMM, TRMM, GEMM; larft_known_diagonal over k columns: a Gram GEMM, one copy and
-/// two TRMMs per merge of 32-column tiles; panel_qr: the fused kernel.
+/// Device operations the reused blocked leaves enqueue (for UpdateInfo::device_launches), on
+/// the default path (GPUQR_LARFB_TRMM unset): larfb: three GEMMs; larft_known_diagonal over
+/// k columns: a Gram GEMM and one merge kernel per doubling level of 32-column tiles (a copy
+/// and two TRMMs per merge for levels wider than 128).
 inline std::int64_t larfb_launches() { return 3; }
 inline std::int64_t larft_known_diagonal_launches(std::int64_t k) {
   if (k <= 32) return 0;
-  std::int64_t merges = 0;
-  for (std::int64_t width = 32; width < k; width *= 2)
-    for (std::int64_t s = 0; s + width < k; s += 2 * width) ++merges;
-  return 2 + 2 * merges;
+  std::int64_t launches = 1;
+  for (std::int64_t width = 32; width < k; width *= 2) {
+    if (width <= 128) {
+      ++launches;
+      continue;
+    }
+    if (width == 256) ++launches;  // the copy, once
+    for (std::int64_t s = 0; s + width < k; s += 2 * width) launches += 2;
+  }
+  return launches;
 }
 inline std::int64_t panel_qr_launches() { return 1; }
 /// The blocked geqrf/ormqr of an h x k matrix (k reflectors) by outer blocks of up to 256.

@@ -1,11 +1,15 @@
 // CUDA backend of the blocked-QR leaves (src/core/blocked_kernels.hpp): the fused panel
-// kernel (panel_qr.cu), small kernels for V and T, and cuBLAS GEMM/SYRK/TRMM for the rest.
-// Everything is enqueued on the context's stream; nothing here synchronizes or allocates
-// (the panel kernel's partial sums live in the leaf workspace, grown once).
+// kernel (panel_qr.cu), small kernels for V and T (T's off-diagonal blocks by one merge kernel
+// per doubling level), and cuBLAS GEMMs for the rest (cuBLAS TRMM only with
+// GPUQR_LARFB_TRMM=1, or for T wider than 256). Everything is enqueued on the context's
+// stream; nothing here synchronizes or allocates (the panel kernel's partial sums and larfb's
+// second product live in the leaf workspace, grown once).
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <atomic>
+#include <cstdlib>
 
 #include "src/core/blocked_kernels.hpp"
 #include "src/core/dense_kernels.hpp"
@@ -52,35 +56,53 @@ __global__ void laset_kernel(T* a, std::int64_t lda, std::int64_t m, std::int64_
       a[i + j * lda] = i == j ? diag : off;
 }
 
-/// T's diagonal kTile x kTile blocks from the Gram matrix G = V^T V (upper triangle valid), by
-/// LAPACK larft's recurrence T(0:i, i) = -tau_i T(0:i, 0:i) G(0:i, i), T(i, i) = tau_i; one
-/// thread block per diagonal block, all in shared memory.
+/// T's diagonal kTile x kTile blocks from the Gram matrix G = V^T V (upper triangle valid):
+/// T = [T11 T12; 0 T22] with T12 = -T11 G12 T22 (the block form of LAPACK larft's recurrence
+/// T(0:i, i) = -tau_i T(0:i, 0:i) G(0:i, i), T(i, i) = tau_i), by doubling inside the tile:
+/// blocks of 1, 2, 4, 8, 16 merged in log2(kTile) levels of short products (W = G12 T22,
+/// then T12 = -T11 W) instead of kTile dependent steps of a serial recurrence. One thread
+/// block of kTileThreads per diagonal block, all in shared memory; below the diagonal 0.
+constexpr int kTileThreads = 256;
 template <class T>
-__global__ void larft_tiles_kernel(const T* g, std::int64_t ldg, const T* tau, T* t,
-                                   std::int64_t ldt, int k) {
+__global__ void __launch_bounds__(kTileThreads)
+    larft_tiles_kernel(const T* g, std::int64_t ldg, const T* tau, T* t, std::int64_t ldt,
+                       int k) {
+  __shared__ T s_g[kTile][kTile + 1];  // [row][col]: lanes run over rows, stride 33
   __shared__ T s_t[kTile][kTile + 1];
-  __shared__ T s_g[kTile][kTile + 1];
+  __shared__ T s_w[kTile][kTile + 1];
   const int base = blockIdx.x * kTile;
   const int nb = min(kTile, k - base);
-  const int r = threadIdx.x;  // a row of the tile
-  for (int c = 0; c < nb; ++c) {
-    s_g[r][c] = r < nb ? g[(base + r) + std::int64_t(base + c) * ldg] : T(0);
-    s_t[r][c] = 0;
+  for (int idx = threadIdx.x; idx < kTile * kTile; idx += kTileThreads) {
+    const int r = idx % kTile, c = idx / kTile;
+    const bool in = r < nb && c < nb;
+    s_g[r][c] = in ? g[(base + r) + std::int64_t(base + c) * ldg] : T(0);
+    s_t[r][c] = in && r == c ? tau[base + r] : T(0);
   }
-  __syncwarp();
-  for (int i = 0; i < nb; ++i) {
-    const T ti = tau[base + i];
-    if (r < i) {
+  __syncthreads();
+  for (int sz = 1; sz < nb; sz *= 2) {
+    // Entry (i, j) of an off-diagonal block of this level: i in [p, p + sz), j in
+    // [p + sz, p + 2 sz) for p = i rounded down to a multiple of 2 sz.
+    for (int idx = threadIdx.x; idx < kTile * kTile; idx += kTileThreads) {
+      const int i = idx % kTile, j = idx / kTile, p = i / (2 * sz) * (2 * sz);
+      if (i - p >= sz || j < p + sz || j >= p + 2 * sz || j >= nb) continue;
       T acc = 0;
-      for (int c = r; c < i; ++c) acc += s_t[r][c] * s_g[c][i];
-      s_t[r][i] = -ti * acc;
-    } else if (r == i) {
-      s_t[r][i] = ti;
+      for (int l = p + sz; l <= j; ++l) acc += s_g[i][l] * s_t[l][j];  // G12 T22 (upper)
+      s_w[i][j] = acc;
     }
-    __syncwarp();
+    __syncthreads();
+    for (int idx = threadIdx.x; idx < kTile * kTile; idx += kTileThreads) {
+      const int i = idx % kTile, j = idx / kTile, p = i / (2 * sz) * (2 * sz);
+      if (i - p >= sz || j < p + sz || j >= p + 2 * sz || j >= nb) continue;
+      T acc = 0;
+      for (int l = i; l < p + sz; ++l) acc += s_t[i][l] * s_w[l][j];  // T11 (upper) W
+      s_t[i][j] = -acc;
+    }
+    __syncthreads();
   }
-  if (r < nb)
-    for (int c = 0; c < nb; ++c) t[(base + r) + std::int64_t(base + c) * ldt] = c >= r ? s_t[r][c] : T(0);
+  for (int idx = threadIdx.x; idx < kTile * kTile; idx += kTileThreads) {
+    const int r = idx % kTile, c = idx / kTile;
+    if (r < nb && c < nb) t[(base + r) + std::int64_t(base + c) * ldt] = c >= r ? s_t[r][c] : T(0);
+  }
 }
 
 /// T(i, j) := G(i, j) for the entries right of the diagonal kTile blocks (j >= the end of
@@ -97,6 +119,102 @@ __global__ void copy_offdiag_kernel(const T* g, std::int64_t ldg, T* t, std::int
       else if (i >= tile_end) t[i + j * ldt] = T(0);
     }
   }
+}
+
+/// The widest T11 a merge kernel takes (its X = G12 T22 tile, kMergeRows x kTile, lives in
+/// shared memory: 32 KB in FP64); wider levels (k > 2 kMergeRows) go through cuBLAS TRMM.
+constexpr int kMergeRows = 128;
+constexpr int kMergeThreads = 256;  // 8 warps: lanes over rows, warps over columns
+constexpr int kMergeRowsPerThread = kMergeRows / 32;
+constexpr int kMergeColsPerThread = kTile / (kMergeThreads / 32);
+
+/// One doubling level of T's off-diagonal blocks, all merges at once: merge blockIdx.x joins
+/// the width x width T11 at s = 2 width blockIdx.x with the w2 x w2 T22 after it (both
+/// final from the levels before: only their upper triangles are read), and writes
+/// T12 = -T11 (G12 T22) for its kTile columns (blockIdx.y) and 0 into the matching rows of
+/// T21. G12 is read from the Gram matrix (T and G share no memory), so no block reads what
+/// another one writes. X = G12 T22 goes through shared memory, T11, G12 and T22 straight from
+/// global memory: lanes over rows make their loads coalesced, the other factor's entry is
+/// the same across a warp (a broadcast).
+template <class T>
+__global__ void __launch_bounds__(kMergeThreads)
+    merge_level_kernel(const T* __restrict__ g, std::int64_t ldg, T* __restrict__ t,
+                       std::int64_t ldt, int k, int width) {
+  __shared__ T s_x[kTile][kMergeRows];  // X(i, j) at s_x[j][i]: lanes write consecutive i
+  const int s = 2 * width * blockIdx.x;
+  const int w2 = min(width, k - s - width);
+  const int c0 = kTile * blockIdx.y;
+  if (c0 >= w2) return;  // the whole block: the last merge can be narrower than the first
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  const int ra = width / 32;  // rows per lane (width is a multiple of 32, <= kMergeRows)
+  const T* g12 = g + s + std::int64_t(s + width) * ldg;
+  const T* t11 = t + s + std::int64_t(s) * ldt;
+  const T* t22 = t + (s + width) + std::int64_t(s + width) * ldt;
+  T acc[kMergeRowsPerThread][kMergeColsPerThread];
+  // X(i, j) = sum_{l <= j} G12(i, l) T22(l, j) for the tile's columns j (T22 upper).
+#pragma unroll
+  for (int a = 0; a < kMergeRowsPerThread; ++a)
+#pragma unroll
+    for (int b = 0; b < kMergeColsPerThread; ++b) acc[a][b] = T(0);
+  const int lend = min(c0 + kTile, w2);
+#pragma unroll 4  // several iterations' loads in flight: the loop is latency-bound
+  for (int l = 0; l < lend; ++l) {
+    T tv[kMergeColsPerThread];
+#pragma unroll
+    for (int b = 0; b < kMergeColsPerThread; ++b) {
+      const int j = c0 + warp + 8 * b;
+      tv[b] = (j < w2 && l <= j) ? t22[l + std::int64_t(j) * ldt] : T(0);
+    }
+#pragma unroll
+    for (int a = 0; a < kMergeRowsPerThread; ++a) {
+      if (a >= ra) break;
+      const T gv = g12[(lane + 32 * a) + std::int64_t(l) * ldg];
+#pragma unroll
+      for (int b = 0; b < kMergeColsPerThread; ++b) acc[a][b] += gv * tv[b];
+    }
+  }
+#pragma unroll
+  for (int a = 0; a < kMergeRowsPerThread; ++a) {
+    if (a >= ra) break;
+#pragma unroll
+    for (int b = 0; b < kMergeColsPerThread; ++b) s_x[warp + 8 * b][lane + 32 * a] = acc[a][b];
+  }
+  __syncthreads();
+  // T12(i, j) = -sum_{l >= i} T11(i, l) X(l, j) (T11 upper).
+#pragma unroll
+  for (int a = 0; a < kMergeRowsPerThread; ++a)
+#pragma unroll
+    for (int b = 0; b < kMergeColsPerThread; ++b) acc[a][b] = T(0);
+#pragma unroll 4
+  for (int l = 0; l < width; ++l) {
+    T xv[kMergeColsPerThread];
+#pragma unroll
+    for (int b = 0; b < kMergeColsPerThread; ++b) xv[b] = s_x[warp + 8 * b][l];
+#pragma unroll
+    for (int a = 0; a < kMergeRowsPerThread; ++a) {
+      if (a >= ra) break;
+      const int i = lane + 32 * a;
+      const T tv = i <= l ? t11[i + std::int64_t(l) * ldt] : T(0);
+#pragma unroll
+      for (int b = 0; b < kMergeColsPerThread; ++b) acc[a][b] += tv * xv[b];
+    }
+  }
+#pragma unroll
+  for (int b = 0; b < kMergeColsPerThread; ++b) {
+    const int j = c0 + warp + 8 * b;
+    if (j >= w2) continue;
+#pragma unroll
+    for (int a = 0; a < kMergeRowsPerThread; ++a) {
+      if (a >= ra) break;
+      t[(s + lane + 32 * a) + std::int64_t(s + width + j) * ldt] = -acc[a][b];
+    }
+  }
+  // T21 = 0: its rows s + width + c0 .. (the tile's columns of T12, mirrored), lanes over
+  // rows for coalescing; the rest of the code (larfb's GEMM with T) relies on these zeros.
+  const int j = c0 + lane;
+  if (j < w2)
+    for (int c = warp; c < width; c += kMergeThreads / 32)
+      t[(s + width + j) + std::int64_t(s + c) * ldt] = T(0);
 }
 
 // ---- cuBLAS overloads (the _64 forms take 64-bit sizes) --------------------------------------
@@ -211,16 +329,48 @@ template bool panel_qr_ah_only<double>(detail::ContextImpl&, MatrixView<double>,
 
 namespace {
 
+std::atomic<int> trmm_override{-1};  // larfb_trmm_mode(): -1 default, 0 off, 1 on
+
+/// Whether larft's merges and larfb go through cuBLAS TRMM (the earlier path, kept for A/B
+/// measurements: GPUQR_LARFB_TRMM=1) rather than the merge kernel and a GEMM with T.
+bool use_trmm() {
+  const int mode = trmm_override.load();
+  if (mode >= 0) return mode == 1;
+  static const bool env = [] {
+    const char* text = std::getenv("GPUQR_LARFB_TRMM");
+    return text != nullptr && std::atoi(text) == 1;
+  }();
+  return env;
+}
+
 /// T's off-diagonal blocks from G (upper, with T's diagonal kTile blocks in place), by
-/// doubling: T12 = -T11 G12 T22, two in-place TRMMs per merge.
+/// doubling: T12 = -T11 G12 T22 for blocks of kTile, 2 kTile, ... columns. One merge kernel
+/// per level (T11 up to kMergeRows wide), which also writes T's zeros below the diagonal
+/// blocks; cuBLAS's TRMM, two in place per merge, for wider levels or when asked for (each
+/// costs 10-17 us on an H100 whatever its size, 14 of them for k = 256).
 template <class T>
 void merge_tiles(detail::ContextImpl& ctx, MatrixView<T> t, MatrixView<T> gram) {
   const std::int64_t k = t.cols();
   if (k <= kTile) return;
-  copy_offdiag_kernel<T><<<grid_2d(k, k), kThreads, 0, ctx.stream>>>(
-      gram.data(), gram.ld(), t.data(), t.ld(), static_cast<int>(k));
-  GPUQR_CUDA_CHECK_LAUNCH(ctx.stream);
+  const bool trmm = use_trmm();
+  // The TRMMs work in place on T12 = G12 and need T21 = 0: the copy kernel sets both up.
+  if (trmm || k > 2 * kMergeRows) {
+    copy_offdiag_kernel<T><<<grid_2d(k, k), kThreads, 0, ctx.stream>>>(
+        gram.data(), gram.ld(), t.data(), t.ld(), static_cast<int>(k));
+    GPUQR_CUDA_CHECK_LAUNCH(ctx.stream);
+  }
   for (std::int64_t width = kTile; width < k; width *= 2) {
+    if (!trmm && width <= kMergeRows) {
+      const std::int64_t merges = (k - width + 2 * width - 1) / (2 * width);
+      const std::int64_t w2max = std::min(width, k - width);  // the first merge's T22
+      const dim3 grid(static_cast<unsigned>(merges),
+                      static_cast<unsigned>((w2max + kTile - 1) / kTile));
+      merge_level_kernel<T><<<grid, kMergeThreads, 0, ctx.stream>>>(
+          gram.data(), gram.ld(), t.data(), t.ld(), static_cast<int>(k),
+          static_cast<int>(width));
+      GPUQR_CUDA_CHECK_LAUNCH(ctx.stream);
+      continue;
+    }
     for (std::int64_t s = 0; s + width < k; s += 2 * width) {
       const std::int64_t w2 = std::min(width, k - s - width);
       T* t11 = t.data() + s + s * t.ld();
@@ -246,7 +396,7 @@ void larft(detail::ContextImpl& ctx, MatrixView<const T> v, VectorView<const T> 
   // off-diagonal blocks by merging.
   syrk_upper_t(blas(ctx), k, v.rows(), v.data(), v.ld(), gram.data(), gram.ld());
   const int tiles = static_cast<int>((k + kTile - 1) / kTile);
-  larft_tiles_kernel<T><<<tiles, kTile, 0, ctx.stream>>>(gram.data(), gram.ld(), tau.data(),
+  larft_tiles_kernel<T><<<tiles, kTileThreads, 0, ctx.stream>>>(gram.data(), gram.ld(), tau.data(),
                                                          t.data(), t.ld(), static_cast<int>(k));
   GPUQR_CUDA_CHECK_LAUNCH(ctx.stream);
   merge_tiles<T>(ctx, t, gram);
@@ -264,6 +414,8 @@ void larft_known_diagonal(detail::ContextImpl& ctx, MatrixView<const T> v,
   merge_tiles<T>(ctx, t, gram);
 }
 
+void larfb_trmm_mode(int mode) { trmm_override.store(mode); }
+
 template <class T>
 void larfb(detail::ContextImpl& ctx, Side side, Op op, MatrixView<const T> v,
            MatrixView<const T> t, MatrixView<T> c, MatrixView<T> work) {
@@ -271,24 +423,53 @@ void larfb(detail::ContextImpl& ctx, Side side, Op op, MatrixView<const T> v,
   if (c.empty() || k == 0) return;
   DeviceGuard guard(ctx.device);
   cublasHandle_t h = blas(ctx);
+  const std::int64_t m = c.rows(), n = c.cols();
+  const bool trmm = use_trmm();
+  // op(T) W as one GEMM with the full k x k T rather than an in-place TRMM: cuBLAS's TRMM
+  // has a high fixed cost (10-17 us on an H100 even for k = 32), the GEMM's extra flops on
+  // T's zeros are few (k^2 n against the 2 m k n of each big GEMM). Every producer of T
+  // (larft, larft_known_diagonal, the panel kernels) writes explicit zeros below its
+  // diagonal. The product goes into a second k x n (or m x k) scratch: the leaf workspace,
+  // which nothing else on this stream holds across leaf calls (grown once, then reused).
+  const std::int64_t w2_elems = side == Side::left ? k * n : m * k;
+  T* w2 = trmm ? nullptr
+               : static_cast<T*>(detail::cuda_workspace(
+                     ctx, static_cast<std::size_t>(w2_elems) * sizeof(T)));
   if (side == Side::left) {
     // C := (I - V op(T) V^T) C: W = V^T C; W = op(T) W; C -= V W.
-    const std::int64_t m = c.rows(), n = c.cols();
     gemm(h, CUBLAS_OP_T, CUBLAS_OP_N, k, n, m, T(1), v.data(), v.ld(), c.data(), c.ld(), T(0),
          work.data(), work.ld());
-    trmm_upper(h, CUBLAS_SIDE_LEFT, to_cublas(op), k, n, T(1), t.data(), t.ld(), work.data(),
-               work.ld());
-    gemm(h, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, T(-1), v.data(), v.ld(), work.data(), work.ld(),
-         T(1), c.data(), c.ld());
+    const T* wt = work.data();
+    std::int64_t ldwt = work.ld();
+    if (trmm) {
+      trmm_upper(h, CUBLAS_SIDE_LEFT, to_cublas(op), k, n, T(1), t.data(), t.ld(), work.data(),
+                 work.ld());
+    } else {
+      gemm(h, to_cublas(op), CUBLAS_OP_N, k, n, k, T(1), t.data(), t.ld(), work.data(),
+           work.ld(), T(0), w2, k);
+      wt = w2;
+      ldwt = k;
+    }
+    gemm(h, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, T(-1), v.data(), v.ld(), wt, ldwt, T(1),
+         c.data(), c.ld());
   } else {
     // C := C (I - V op(T) V^T): W = C V; W = W op(T); C -= W V^T.
-    const std::int64_t m = c.rows(), n = c.cols();
     gemm(h, CUBLAS_OP_N, CUBLAS_OP_N, m, k, n, T(1), c.data(), c.ld(), v.data(), v.ld(), T(0),
          work.data(), work.ld());
-    trmm_upper(h, CUBLAS_SIDE_RIGHT, to_cublas(op), m, k, T(1), t.data(), t.ld(), work.data(),
-               work.ld());
-    gemm(h, CUBLAS_OP_N, CUBLAS_OP_T, m, n, k, T(-1), work.data(), work.ld(), v.data(), v.ld(),
-         T(1), c.data(), c.ld());
+    const T* wt = work.data();
+    std::int64_t ldwt = work.ld();
+    if (trmm) {
+      trmm_upper(h, CUBLAS_SIDE_RIGHT, to_cublas(op), m, k, T(1), t.data(), t.ld(), work.data(),
+                 work.ld());
+    } else {
+      const std::int64_t ldw2 = std::max<std::int64_t>(m, 1);
+      gemm(h, CUBLAS_OP_N, to_cublas(op), m, k, k, T(1), work.data(), work.ld(), t.data(),
+           t.ld(), T(0), w2, ldw2);
+      wt = w2;
+      ldwt = ldw2;
+    }
+    gemm(h, CUBLAS_OP_N, CUBLAS_OP_T, m, n, k, T(-1), wt, ldwt, v.data(), v.ld(), T(1),
+         c.data(), c.ld());
   }
 }
 
