@@ -227,8 +227,12 @@ TEST_P(KernelTwins, PanelQrAhMatchesGeqr2OrDeclines) {
     for (auto [h, b] : {std::pair<int, int>{64, 32}, {65, 20}, {100, 2}, {256, 32}, {1000, 32},
                         {4097, 17}, {70001, 32}}) {
       SCOPED_TRACE(std::to_string(h) + "x" + std::to_string(b));
-      EXPECT_TRUE(compare_ah_panel<T>(ctx(), make_matrix<T>(MatrixKind::random, h, b, seed++)))
-          << "a random panel should not trip the norm-update test";
+      // Random panels of at least 4b rows are factored (their amplification stays near 3;
+      // the default thresholds start at 192 rows). Shorter ones (64 x 32: kappa 8-9) may be
+      // declined by the amplification test, and then must be left unchanged.
+      const bool factored =
+          compare_ah_panel<T>(ctx(), make_matrix<T>(MatrixKind::random, h, b, seed++));
+      if (h >= 4 * b) EXPECT_TRUE(factored) << "a random panel should not be declined";
       compare_ah_panel<T>(ctx(), make_matrix<T>(MatrixKind::graded, h, b, seed++));
       EXPECT_FALSE(compare_ah_panel<T>(ctx(), make_matrix<T>(MatrixKind::rank_deficient, h, b, seed++)))
           << "a rank-deficient panel must be left to the Householder kernel";

@@ -247,7 +247,7 @@ void gram(detail::ContextImpl& ctx, MatrixView<const T> a, MatrixView<T> g) {
   if (n == 0) return;
   DeviceGuard guard(ctx.device);
   const std::int64_t m = a.rows();
-  if (gram_kernel_wanted(m, n)) {  // one read of A by a persistent grid (gram_kernels.cu)
+  if (gram_kernel_wanted(m, n, static_cast<int>(sizeof(T)))) {  // one read of A by a persistent grid (gram_kernels.cu)
     streamed_gram<T>(ctx, a, nullptr, 0, g);
     return;
   }
@@ -276,7 +276,7 @@ void gram_of_product(detail::ContextImpl& ctx, MatrixView<const T> a, MatrixView
     laset<T>(ctx, T(0), T(0), g);
     return;
   }
-  if (gram_kernel_wanted(m, n)) {  // A X formed chunk by chunk in shared memory, never stored
+  if (gram_kernel_wanted(m, n, static_cast<int>(sizeof(T)))) {  // A X formed chunk by chunk in shared memory, never stored
     streamed_gram<T>(ctx, a, x.data(), x.ld(), g);
     return;
   }

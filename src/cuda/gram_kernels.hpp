@@ -14,10 +14,10 @@ namespace gpuqr::kernels::cuda {
 constexpr std::int64_t kGramKernelMaxCols = 128;
 
 /// Whether the leaves use the streamed kernels for an m x n A: GPUQR_GRAM_KERNEL=1 forces them
-/// (any m >= 1, n <= 128), =0 forces cuBLAS; unset, n <= 128 and m >= 65536 (where cuBLAS's
-/// n x n x m GEMM has too few output tiles to stream A at the memory bandwidth). Read on
-/// every call, so that a test or a benchmark may switch it between calls.
-bool gram_kernel_wanted(std::int64_t m, std::int64_t n);
+/// (any m >= 1, n <= 128), =0 forces cuBLAS; unset, FP32 (elem_bytes 4) with n <= 64 and
+/// m >= 65536, where they were measured faster than cuBLAS's n x n x m GEMM (FP64 runs on
+/// plain FMAs here and loses to cuBLAS's FP64 tensor cores; see the .cu). Read on every call, so that a test or a benchmark may switch it between calls.
+bool gram_kernel_wanted(std::int64_t m, std::int64_t n, int elem_bytes);
 
 /// G (n x n, full symmetric) := A^T A for A m x n (m >= 1, 1 <= n <= 128), or, with x not
 /// null, G := (A X)^T (A X) for X n x n (ld ldx; any X, its zero rows below each column's
