@@ -45,6 +45,14 @@ cublasStatus_t geqrf_batched(cublasHandle_t h, int m, int n, double** a, int lda
                              int* info, int count) {
   return cublasDgeqrfBatched(h, m, n, a, lda, tau, info, count);
 }
+cublasStatus_t gels_batched(cublasHandle_t h, int m, int n, int nrhs, float** a, int lda,
+                            float** c, int ldc, int* info, int* dev_info, int count) {
+  return cublasSgelsBatched(h, CUBLAS_OP_N, m, n, nrhs, a, lda, c, ldc, info, dev_info, count);
+}
+cublasStatus_t gels_batched(cublasHandle_t h, int m, int n, int nrhs, double** a, int lda,
+                            double** c, int ldc, int* info, int* dev_info, int count) {
+  return cublasDgelsBatched(h, CUBLAS_OP_N, m, n, nrhs, a, lda, c, ldc, info, dev_info, count);
+}
 cusolverStatus_t geqrf_size(cusolverDnHandle_t h, int m, int n, float* a, int lda, int* lwork) {
   return cusolverDnSgeqrf_bufferSize(h, m, n, a, lda, lwork);
 }
@@ -72,6 +80,8 @@ struct BatchedBaseline::State {
   void** ptrs = nullptr;  // device: a pointers, then tau pointers
   std::size_t ptr_count = 0;
   int* info = nullptr;
+  int* dev_info = nullptr;  // gelsBatched: one per matrix
+  std::size_t dev_info_count = 0;
 };
 
 BatchedBaseline::BatchedBaseline(int device, int streams) : s_(new State) {
@@ -101,6 +111,7 @@ BatchedBaseline::~BatchedBaseline() {
   if (s_->blas) cublasDestroy(s_->blas);
   cudaFree(s_->ptrs);
   cudaFree(s_->info);
+  cudaFree(s_->dev_info);
 }
 
 template <class T>
@@ -123,6 +134,23 @@ void BatchedBaseline::run_cublas(std::int64_t m, std::int64_t n, std::int64_t ld
                       int(count)),
         "cublasgeqrfBatched");
   if (info != 0) throw std::runtime_error("cublasgeqrfBatched: argument " + std::to_string(-info));
+}
+
+template <class T>
+void BatchedBaseline::run_cublas_gels(std::int64_t m, std::int64_t n, std::int64_t nrhs,
+                                      std::int64_t lda, std::int64_t ldb, std::int64_t count) {
+  if (s_->dev_info_count < static_cast<std::size_t>(count)) {
+    cudaFree(s_->dev_info);
+    check(cudaMalloc(&s_->dev_info, sizeof(int) * static_cast<std::size_t>(count)),
+          "cudaMalloc dev_info");
+    s_->dev_info_count = static_cast<std::size_t>(count);
+  }
+  int info = 0;
+  T** a = reinterpret_cast<T**>(s_->ptrs);
+  check(gels_batched(s_->blas, int(m), int(n), int(nrhs), a, int(lda), a + s_->ptr_count,
+                     int(ldb), &info, s_->dev_info, int(count)),
+        "cublasgelsBatched");
+  if (info != 0) throw std::runtime_error("cublasgelsBatched: argument " + std::to_string(-info));
 }
 
 template <class T>
@@ -178,6 +206,8 @@ void device_synchronize() { check(cudaDeviceSynchronize(), "cudaDeviceSynchroniz
                                                    const std::vector<T*>&);                   \
   template void BatchedBaseline::run_cublas<T>(std::int64_t, std::int64_t, std::int64_t,      \
                                                std::int64_t);                                 \
+  template void BatchedBaseline::run_cublas_gels<T>(std::int64_t, std::int64_t, std::int64_t, \
+                                                    std::int64_t, std::int64_t, std::int64_t); \
   template void BatchedBaseline::run_cusolver<T>(                                             \
       const std::vector<std::int64_t>&, const std::vector<std::int64_t>&,                     \
       const std::vector<T*>&, const std::vector<std::int64_t>&, const std::vector<T*>&);      \

@@ -26,6 +26,12 @@ class BatchedBaseline {
   template <class T>
   void run_cublas(std::int64_t m, std::int64_t n, std::int64_t lda, std::int64_t count);
 
+  /// cublas<t>gelsBatched (no transpose, m >= n) on the prepared pointers: prepare_cublas's
+  /// first array the A_i (lda), its second ("tau") the B_i (ldb). Asynchronous.
+  template <class T>
+  void run_cublas_gels(std::int64_t m, std::int64_t n, std::int64_t nrhs, std::int64_t lda,
+                       std::int64_t ldb, std::int64_t count);
+
   /// cusolverDn<t>geqrf on every matrix, round-robin over the streams (asynchronous).
   template <class T>
   void run_cusolver(const std::vector<std::int64_t>& m, const std::vector<std::int64_t>& n,

@@ -6,7 +6,12 @@
 // matrix is printed as "check".
 //
 //   gpuqr_tile_engine_bench [--n 64,128,256,512] [--gib 0.5] [--repeat 3] [--bundle 4]
-//                           [--apply-cols 2] [--no-pipeline]
+//                           [--apply-cols 2] [--no-pipeline] [--lstsq] [--nrhs 1]
+//
+// --lstsq: batched least squares instead (gpuqr::lstsq_vbatched, n x n and 4n x n, nrhs
+// right-hand sides): the engine route (GPUQR_BATCHED_ENGINE=1), the existing route (=0) and
+// cublas<t>gelsBatched, each from fresh copies of A and B; ratios = their ms / the engine's;
+// "opt" is LAPACK's least-squares optimality ratio of matrix 0's solution (< 30 is good).
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -14,7 +19,10 @@
 #include <string>
 #include <vector>
 
+#include <cstdlib>
+
 #include "gpuqr/accuracy.hpp"
+#include "gpuqr/batched.hpp"
 #include "gpuqr/context.hpp"
 #include "gpuqr/matrix.hpp"
 #include "src/core/tile_engine.hpp"
@@ -30,6 +38,8 @@ struct Options {
   double gib = 0.5;
   int repeat = 3;
   detail::TileSchedulerOptions tile;
+  bool lstsq = false;
+  std::int64_t nrhs = 1;
 };
 
 bool parse(int argc, char** argv, Options& o) {
@@ -52,9 +62,11 @@ bool parse(int argc, char** argv, Options& o) {
     else if (arg == "--bundle") o.tile.bundle = std::stoi(next());
     else if (arg == "--apply-cols") o.tile.apply_cols = std::stoi(next());
     else if (arg == "--no-pipeline") o.tile.pipeline = false;
+    else if (arg == "--lstsq") o.lstsq = true;
+    else if (arg == "--nrhs") o.nrhs = std::max<std::int64_t>(1, std::stoll(next()));
     else {
       std::printf("usage: gpuqr_tile_engine_bench [--n LIST] [--gib G] [--repeat N] [--bundle B]"
-                  " [--apply-cols C] [--no-pipeline]\n");
+                  " [--apply-cols C] [--no-pipeline] [--lstsq] [--nrhs K]\n");
       return false;
     }
   }
@@ -146,6 +158,79 @@ void run_case(const Options& o, const Context& ctx, BatchedBaseline& base, std::
   device_free(a0);
   device_free(tau);
 }
+
+/// Batched least squares: the engine route, the existing route (both lstsq_vbatched, by the
+/// GPUQR_BATCHED_ENGINE knob) and cublas<t>gelsBatched on the same batch.
+template <class T>
+void run_lstsq(const Options& o, const Context& ctx, BatchedBaseline& base, std::int64_t m,
+               std::int64_t n) {
+  const std::int64_t nrhs = o.nrhs;
+  const std::size_t per_a = static_cast<std::size_t>(m * n), per_b = static_cast<std::size_t>(m * nrhs);
+  const auto count = static_cast<std::int64_t>(
+      std::max<double>(1, o.gib * 1073741824.0 / (double(per_a) * sizeof(T))));
+  const std::size_t ea = per_a * static_cast<std::size_t>(count), eb = per_b * static_cast<std::size_t>(count);
+  T* a = static_cast<T*>(device_alloc(ea * sizeof(T)));
+  T* a0 = static_cast<T*>(device_alloc(ea * sizeof(T)));
+  T* b = static_cast<T*>(device_alloc(eb * sizeof(T)));
+  T* b0 = static_cast<T*>(device_alloc(eb * sizeof(T)));
+  device_fill_random(a0, ea, 777 + m + n);
+  device_fill_random(b0, eb, 999 + m + n);
+  std::vector<T*> pa, pb;
+  for (std::int64_t i = 0; i < count; ++i) {
+    pa.push_back(a + i * static_cast<std::int64_t>(per_a));
+    pb.push_back(b + i * static_cast<std::int64_t>(per_b));
+  }
+  const std::vector<std::int64_t> ms(static_cast<std::size_t>(count), m),
+      ns(static_cast<std::size_t>(count), n), ks(static_cast<std::size_t>(count), nrhs);
+  auto fresh = [&] {
+    device_copy(a, a0, ea * sizeof(T));
+    device_copy(b, b0, eb * sizeof(T));
+    device_synchronize();
+  };
+  auto optimality = [&] {  // matrix 0's solution against its fresh A and B
+    const Matrix<T> a_in = Matrix<T>::copy_of(MatrixView<const T>(a0, m, n, m, MemorySpace::device, 0));
+    const Matrix<T> b_in = Matrix<T>::copy_of(MatrixView<const T>(b0, m, nrhs, m, MemorySpace::device, 0));
+    const Matrix<T> x = Matrix<T>::copy_of(MatrixView<const T>(b, n, nrhs, m, MemorySpace::device, 0));
+    return accuracy::lstsq_optimality_ratio<T>(a_in.view(), x.view(), b_in.view());
+  };
+  auto route = [&](const char* knob) {
+    setenv("GPUQR_BATCHED_ENGINE", knob, 1);
+    return [&ctx, &fresh, &ms, &ns, &ks, &pa, &pb, count] {
+      fresh();
+      const auto start = std::chrono::steady_clock::now();
+      lstsq_vbatched<T>(ctx, ms.data(), ns.data(), ks.data(), pa.data(), ms.data(), pb.data(),
+                        ms.data(), count);
+      ctx.synchronize();
+      return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+          .count();
+    };
+  };
+  const double engine = median_ms(o.repeat, route("1"));
+  const double engine_opt = optimality();
+  const double existing = median_ms(o.repeat, route("0"));
+  const double existing_opt = optimality();
+  unsetenv("GPUQR_BATCHED_ENGINE");
+  base.prepare_cublas<T>(pa, pb);
+  const double cublas = median_ms(n >= 512 ? 1 : o.repeat, [&] {
+    fresh();
+    const auto start = std::chrono::steady_clock::now();
+    base.run_cublas_gels<T>(m, n, nrhs, m, m, count);
+    base.synchronize();
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+        .count();
+  });
+  const double cublas_opt = optimality();
+  char what[64];
+  std::snprintf(what, sizeof what, "%s %lldx%lld x%lld", sizeof(T) == 8 ? "fp64" : "fp32",
+                static_cast<long long>(m), static_cast<long long>(n), static_cast<long long>(count));
+  std::printf("%-26s %10.3f %10.3f %10.3f | %7.2fx %7.2fx | opt %.2g %.2g %.2g\n", what, engine,
+              existing, cublas, existing / engine, cublas / engine, engine_opt, existing_opt,
+              cublas_opt);
+  device_free(a);
+  device_free(a0);
+  device_free(b);
+  device_free(b0);
+}
 #endif
 
 }  // namespace
@@ -177,6 +262,19 @@ int main(int argc, char** argv) {
                 " ratio = cublasB ms / engine ms\n",
                 ctx.describe().c_str(), o.gib, o.repeat, o.tile.bundle, o.tile.apply_cols,
                 o.tile.pipeline ? "pipelined" : "not pipelined");
+    if (o.lstsq) {
+      std::printf("# least squares, nrhs %lld: ratios = route ms / engine ms; opt: engine,"
+                  " existing, cublas\n", static_cast<long long>(o.nrhs));
+      std::printf("%-26s %10s %10s %10s | %8s %8s\n", "case", "engine ms", "exist ms",
+                  "cublas ms", "exist/e", "cublas/e");
+      for (const bool dbl : {true, false})
+        for (const std::int64_t n : o.ns)
+          for (const std::int64_t m : {n, 4 * n}) {
+            if (dbl) run_lstsq<double>(o, ctx, base, m, n);
+            else run_lstsq<float>(o, ctx, base, m, n);
+          }
+      return 0;
+    }
     std::printf("%-26s %6s %10s %9s | %10s %9s %8s\n", "case", "launch", "engine ms", "GFLOP/s",
                 "cublasB ms", "GFLOP/s", "ratio");
     for (const bool dbl : {true, false})

@@ -76,4 +76,20 @@ void gels_vbatched(const Context& ctx, const std::int64_t* m, const std::int64_t
                    const std::int64_t* nrhs, T* const* a, const std::int64_t* lda, T* const* b,
                    const std::int64_t* ldb, std::int64_t batch);
 
+/// Variable-size batched least squares min ||A_i X_i - B_i|| (m[i] >= n[i], full column rank),
+/// arguments and checks as gels_vbatched, but **A is destroyed**: on exit a[i]'s contents are
+/// unspecified (no geqrf form is promised). b[i] holds X_i in its first n[i] rows; below them
+/// (rows n[i]..m[i]) an (m[i] - n[i]) x nrhs[i] block whose column j has the norm of the
+/// residual B_i e_j - A_i X_i e_j (as LAPACK's gels; the block itself is not Q^T B on every
+/// route). Giving up the factors lets CUDA run large or tall matrices on the tile engine: QR of
+/// the augmented [A_i | B_i] in a workspace of sum m[i] (n[i] + nrhs[i]) elements per call
+/// (plus the engine's reflector slots), then R X = (Q^T B)'s top. Other sizes, and the CPU
+/// backend, take gels_vbatched's route. GPUQR_BATCHED_ENGINE=0 / 1 forces the engine route off
+/// / on (every matrix with n, nrhs >= 1) for comparisons. Asynchronous on CUDA, apart from the
+/// engine's host planning (the call returns when its last launch is enqueued).
+template <class T>
+void lstsq_vbatched(const Context& ctx, const std::int64_t* m, const std::int64_t* n,
+                    const std::int64_t* nrhs, T* const* a, const std::int64_t* lda, T* const* b,
+                    const std::int64_t* ldb, std::int64_t batch);
+
 }  // namespace gpuqr

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <string>
+#include <utility>
 
 #include "gpuqr/error.hpp"
 #include "src/core/batched_kernels.hpp"
@@ -207,11 +208,15 @@ void ormqr_vbatched(const Context& ctx, Op op, const std::int64_t* m, const std:
   GPUQR_DISPATCH(ctx, batched_ormqr, op, v, cb);
 }
 
+namespace {
+
+/// Checks and lists a least-squares batch (gels_vbatched, lstsq_vbatched): A's entries and B's.
 template <class T>
-void gels_vbatched(const Context& ctx, const std::int64_t* m, const std::int64_t* n,
-                   const std::int64_t* nrhs, T* const* a, const std::int64_t* lda, T* const* b,
-                   const std::int64_t* ldb, std::int64_t batch) {
-  const char* routine = "gels_vbatched";
+std::pair<MatrixBatch<T>, MatrixBatch<T>> gels_lists(const char* routine, const std::int64_t* m,
+                                                     const std::int64_t* n,
+                                                     const std::int64_t* nrhs, T* const* a,
+                                                     const std::int64_t* lda, T* const* b,
+                                                     const std::int64_t* ldb, std::int64_t batch) {
   check_count(routine, batch);
   check_arrays(routine, batch,
                {{"m", m}, {"n", n}, {"nrhs", nrhs}, {"a", a}, {"lda", lda}, {"b", b},
@@ -230,8 +235,27 @@ void gels_vbatched(const Context& ctx, const std::int64_t* m, const std::int64_t
     ab.list.push_back(entry<T>(a[i], m[i], n[i], lda[i], nullptr, n[i]));
     bb.list.push_back(entry<T>(b[i], m[i], nrhs[i], ldb[i], nullptr, 0));
   }
+  return {std::move(ab), std::move(bb)};
+}
+
+}  // namespace
+
+template <class T>
+void gels_vbatched(const Context& ctx, const std::int64_t* m, const std::int64_t* n,
+                   const std::int64_t* nrhs, T* const* a, const std::int64_t* lda, T* const* b,
+                   const std::int64_t* ldb, std::int64_t batch) {
+  const auto [ab, bb] = gels_lists("gels_vbatched", m, n, nrhs, a, lda, b, ldb, batch);
   if (batch == 0) return;
   GPUQR_DISPATCH(ctx, batched_gels, ab, bb);
+}
+
+template <class T>
+void lstsq_vbatched(const Context& ctx, const std::int64_t* m, const std::int64_t* n,
+                    const std::int64_t* nrhs, T* const* a, const std::int64_t* lda, T* const* b,
+                    const std::int64_t* ldb, std::int64_t batch) {
+  const auto [ab, bb] = gels_lists("lstsq_vbatched", m, n, nrhs, a, lda, b, ldb, batch);
+  if (batch == 0) return;
+  GPUQR_DISPATCH(ctx, batched_lstsq, ab, bb);
 }
 
 #define GPUQR_INSTANTIATE_BATCHED_API(T)                                                     \
@@ -251,7 +275,10 @@ void gels_vbatched(const Context& ctx, const std::int64_t* m, const std::int64_t
                                   const std::int64_t*, std::int64_t);                        \
   template void gels_vbatched<T>(const Context&, const std::int64_t*, const std::int64_t*,   \
                                  const std::int64_t*, T* const*, const std::int64_t*,        \
-                                 T* const*, const std::int64_t*, std::int64_t);
+                                 T* const*, const std::int64_t*, std::int64_t);          \
+  template void lstsq_vbatched<T>(const Context&, const std::int64_t*, const std::int64_t*,  \
+                                  const std::int64_t*, T* const*, const std::int64_t*,       \
+                                  T* const*, const std::int64_t*, std::int64_t);
 
 GPUQR_INSTANTIATE_BATCHED_API(float)
 GPUQR_INSTANTIATE_BATCHED_API(double)

@@ -59,7 +59,11 @@ struct MatrixBatch {
   /* Least squares for every pair (A_i m x n, m >= n; B_i m x nrhs in b's entry i): geqrf,   \
      Q^T B, R X = (Q^T B)'s first n rows; tau comes from the backend's workspace. */         \
   template <class T>                                                                         \
-  void batched_gels(detail::ContextImpl& ctx, const MatrixBatch<T>& a, const MatrixBatch<T>& b);
+  void batched_gels(detail::ContextImpl& ctx, const MatrixBatch<T>& a, const MatrixBatch<T>& b); \
+  /* As batched_gels, but a's contents afterwards are unspecified and b's rows n..m need only \
+     have the residual norms as column norms (CUDA: the tile engine on [A | B] where it pays). */ \
+  template <class T>                                                                         \
+  void batched_lstsq(detail::ContextImpl& ctx, const MatrixBatch<T>& a, const MatrixBatch<T>& b);
 
 #define GPUQR_INSTANTIATE_BATCHED_KERNELS(T)                                                 \
   template void batched_geqrf<T>(detail::ContextImpl&, const MatrixBatch<T>&);               \
@@ -67,7 +71,9 @@ struct MatrixBatch {
   template void batched_ormqr<T>(detail::ContextImpl&, Op, const MatrixBatch<T>&,            \
                                  const MatrixBatch<T>&);                                     \
   template void batched_gels<T>(detail::ContextImpl&, const MatrixBatch<T>&,                 \
-                                const MatrixBatch<T>&);
+                                const MatrixBatch<T>&);                                      \
+  template void batched_lstsq<T>(detail::ContextImpl&, const MatrixBatch<T>&,                \
+                                 const MatrixBatch<T>&);
 
 namespace gpuqr::kernels::cpu {
 GPUQR_DECLARE_BATCHED_KERNELS

@@ -194,6 +194,17 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
+/// grid (pair, column group): each block copies every gridDim.y-th column of its pair.
+template <class T>
+__global__ void __launch_bounds__(kThreads) copy_kernel(DeviceBatch<T> sb, DeviceBatch<T> db) {
+  const Desc<T> s = sb.at(blockIdx.x), d = db.at(blockIdx.x);
+  for (int c = blockIdx.y; c < d.n; c += gridDim.y) {
+    const T* from = s.a + std::int64_t(c) * s.ld;
+    T* to = d.a + std::int64_t(c) * d.ld;
+    for (int r = threadIdx.x; r < d.m; r += blockDim.x) to[r] = from[r];
+  }
+}
+
 unsigned grid_of(std::int64_t count) {
   if (count > std::numeric_limits<int>::max()) {
     GPUQR_THROW(InvalidArgument, "batched QR: " + std::to_string(count) +
@@ -247,12 +258,22 @@ void launch_upper_solve(const DeviceBatch<T>& a, const DeviceBatch<T>& b, cudaSt
   GPUQR_CUDA_CHECK_LAUNCH(stream);
 }
 
+template <class T>
+void launch_copy(const DeviceBatch<T>& src, const DeviceBatch<T>& dst, cudaStream_t stream) {
+  if (dst.count == 0) return;
+  // 16 column groups: a 512-column pair is 16 blocks of 32 columns; small batches still
+  // spread over the SMs.
+  copy_kernel<T><<<dim3(grid_of(dst.count), 16), kThreads, 0, stream>>>(src, dst);
+  GPUQR_CUDA_CHECK_LAUNCH(stream);
+}
+
 #define GPUQR_INSTANTIATE_BATCHED_BLOCK(T)                                                   \
   template void launch_block_geqrf<T>(const DeviceBatch<T>&, std::int64_t, int, cudaStream_t); \
   template void launch_block_apply<T>(const DeviceBatch<T>&, const DeviceBatch<T>&, bool, bool, \
                                       std::int64_t, int, cudaStream_t);                      \
   template void launch_upper_solve<T>(const DeviceBatch<T>&, const DeviceBatch<T>&,          \
-                                      cudaStream_t);
+                                      cudaStream_t);                                         \
+  template void launch_copy<T>(const DeviceBatch<T>&, const DeviceBatch<T>&, cudaStream_t);
 
 GPUQR_INSTANTIATE_BATCHED_BLOCK(float)
 GPUQR_INSTANTIATE_BATCHED_BLOCK(double)

@@ -69,4 +69,9 @@ void launch_block_apply(const DeviceBatch<T>& v, const DeviceBatch<T>& c, bool t
 template <class T>
 void launch_upper_solve(const DeviceBatch<T>& a, const DeviceBatch<T>& b, cudaStream_t stream);
 
+/// dst_i := src_i for every pair: dst's entry i gives the m x n block copied (its m, n, ld),
+/// src's entry i where it is read (its ld; at least dst's m x n). One launch for the batch.
+template <class T>
+void launch_copy(const DeviceBatch<T>& src, const DeviceBatch<T>& dst, cudaStream_t stream);
+
 }  // namespace gpuqr::kernels::cuda::batched

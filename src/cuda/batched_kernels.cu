@@ -10,6 +10,10 @@
 //                                       matrix than the blocked driver (gpuqr::geqrf) at
 //                                       n = 256..512, whose look-ahead pays only for large n
 //
+// Least squares without A's factors (batched_lstsq, gpuqr::lstsq_vbatched) sends large and
+// tall matrices to the tile engine instead (src/cuda/tile_engine.cu: QR of [A | B] in a
+// workspace, R X = (Q^T B)'s top; thresholds at engine_pays, GPUQR_BATCHED_ENGINE=0/1 forces).
+//
 // A strided batch is read by the kernels directly; a listed batch is bucketed by route on the
 // host and its descriptors uploaded in one asynchronous copy into the call workspace (so a
 // variable-size batch is one launch per route present). Nothing here waits for the device,
@@ -17,12 +21,15 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <cstdlib>
+#include <limits>
 #include <map>
 #include <mutex>
 #include <vector>
 
 #include "gpuqr/dense.hpp"
 #include "src/core/dense_kernels.hpp"
+#include "src/core/tile_engine.hpp"
 #include "src/cuda/batched_internal.hpp"
 #include "src/cuda/check.hpp"
 
@@ -123,6 +130,14 @@ const Desc<T>* upload(detail::ContextImpl& ctx, Scratch& scratch, const std::vec
   GPUQR_CUDA_CHECK(cudaMemcpyAsync(d, h.data(), h.size() * sizeof(Desc<T>),
                                    cudaMemcpyHostToDevice, ctx.stream));
   return d;
+}
+
+template <class T>
+MatrixBatch<T> listed_batch(std::int64_t reserve) {
+  MatrixBatch<T> b;
+  b.count = reserve;
+  b.list.reserve(static_cast<std::size_t>(reserve));
+  return b;
 }
 
 template <class T>
@@ -279,14 +294,23 @@ void batched_ormqr(detail::ContextImpl& ctx, Op op, const MatrixBatch<T>& v,
   apply_impl(ctx, op, false, v, c, scratch);
 }
 
+namespace {
+
+/// Scratch bytes gels_impl takes for batch a.
 template <class T>
-void batched_gels(detail::ContextImpl& ctx, const MatrixBatch<T>& a, const MatrixBatch<T>& b) {
-  if (a.count == 0) return;
-  DeviceGuard guard(ctx.device);
+std::size_t gels_bytes(const MatrixBatch<T>& a) {
   std::int64_t tau_total = 0;
   for (std::int64_t i = 0; i < a.count; ++i) tau_total += a.at(i).n;
-  Scratch scratch(ctx, static_cast<std::size_t>(tau_total) * sizeof(T) + kAlign +
-                           5 * desc_bytes<T>(a.count));
+  return static_cast<std::size_t>(tau_total) * sizeof(T) + kAlign + 5 * desc_bytes<T>(a.count);
+}
+
+/// geqrf, Q^T B, R X = (Q^T B)'s top (the LAPACK-form route).
+template <class T>
+void gels_impl(detail::ContextImpl& ctx, const MatrixBatch<T>& a, const MatrixBatch<T>& b,
+               Scratch& scratch) {
+  if (a.count == 0) return;
+  std::int64_t tau_total = 0;
+  for (std::int64_t i = 0; i < a.count; ++i) tau_total += a.at(i).n;
   T* tau = scratch.take<T>(static_cast<std::size_t>(std::max<std::int64_t>(tau_total, 1)));
   MatrixBatch<T> f = a;
   f.strided = false;
@@ -311,6 +335,153 @@ void batched_gels(detail::ContextImpl& ctx, const MatrixBatch<T>& a, const Matri
   const Desc<T>* da = upload(ctx, scratch, as);
   const Desc<T>* db = upload(ctx, scratch, bs);
   batched::launch_upper_solve(listed(da, 0, as.size()), listed(db, 0, bs.size()), ctx.stream);
+}
+
+/// GPUQR_BATCHED_ENGINE: -1 unset or empty (the thresholds decide), 0 off, anything else on.
+/// Read on every call, so that tests and benchmarks may flip it between calls.
+int engine_knob() {
+  const char* v = std::getenv("GPUQR_BATCHED_ENGINE");
+  if (v == nullptr || *v == '\0') return -1;
+  return v[0] == '0' ? 0 : 1;
+}
+
+/// Whether least squares of an m x n matrix goes to the tile engine. From one H100 run
+/// (gpuqr_tile_engine_bench --gib 0.5 and gpuqr_batched_bench, QR alone, ratios to
+/// cublas<t>geqrfBatched; docs/TILE_ENGINE.md): FP64 engine / existing batched routes:
+/// 64x64 0.39x / 2.66x (existing wins), 128x128 1.41x / 1.34x (even), 512x128 1.96x / 0.89x,
+/// 256x256 2.97x, 512x512 9.76x / 7.08x, 2048x512 55x: the engine from n >= 128, and for tall
+/// matrices (m >= 4n) from n >= 64 (256x64: engine 0.65x, the block route unmeasured there:
+/// the one guess here; the least-squares bench covers it). FP32: engine 0.93x at 128, 1.50x
+/// at 256, 4.60x at 512: from n >= 256. Least squares adds nrhs columns to the engine's QR
+/// and a Q^T B to the existing route, which moves neither side much for nrhs << n.
+template <class T>
+bool engine_pays(std::int64_t m, std::int64_t n) {
+  if (sizeof(T) == sizeof(double)) return n >= 128 || (n >= 64 && m >= 4 * n);
+  return n >= 256;
+}
+
+/// The engine's reflector slots, kept per (device, stream) and reused by later calls when big
+/// enough (growing them frees the old ones: cudaFree waits for the device).
+template <class T>
+detail::TileFactors<T>& engine_factors(int device, cudaStream_t stream) {
+  static std::mutex lock;
+  static auto* pools = new std::map<std::pair<int, cudaStream_t>, detail::TileFactors<T>*>();
+  std::lock_guard<std::mutex> guard(lock);
+  detail::TileFactors<T>*& p = (*pools)[{device, stream}];
+  if (p == nullptr) p = new detail::TileFactors<T>;
+  return *p;
+}
+
+constexpr std::int64_t kEngineAlign = 32;  // elements: each augmented matrix starts aligned
+
+template <class T>
+std::int64_t augmented_elems(const BatchEntry<T>& e, const BatchEntry<T>& r) {
+  return (e.m * (e.n + r.n) + kEngineAlign - 1) / kEngineAlign * kEngineAlign;
+}
+
+/// The engine route: W_i = [A_i | B_i] (m x (n + nrhs), ld m) in the scratch, the engine's QR
+/// of every W_i (R in place, exact zeros below: R's block row j is row tile j for a dense
+/// matrix, checked after the run), B_i := W_i's last nrhs columns (R12 = (Q^T B)'s top over
+/// R22, whose column norms are the residual norms, over zeros), then R11 X = B_i's top.
+template <class T>
+void lstsq_engine(detail::ContextImpl& ctx, const MatrixBatch<T>& a, const MatrixBatch<T>& b,
+                  const std::vector<std::int64_t>& items, Scratch& scratch) {
+  if (items.empty()) return;
+  std::int64_t total = 0;
+  for (const std::int64_t i : items) total += augmented_elems(a.at(i), b.at(i));
+  T* work = scratch.take<T>(static_cast<std::size_t>(total));
+  std::vector<Desc<T>> gather_src, gather_dst, scatter_src, scatter_dst, solve_a, solve_b;
+  std::vector<detail::TileMatrix<T>> mats;
+  std::vector<detail::TileScheduler> schedulers;
+  mats.reserve(items.size());
+  schedulers.reserve(items.size());
+  std::int64_t offset = 0;
+  for (const std::int64_t i : items) {
+    const BatchEntry<T> e = a.at(i), r = b.at(i);
+    T* w = work + offset;
+    const std::int64_t cols = e.n + r.n;
+    const Desc<T> wa{w, nullptr, e.m, static_cast<int>(e.m), static_cast<int>(e.n), 0, 0};
+    const Desc<T> wb{w + e.n * e.m, nullptr, e.m, static_cast<int>(e.m), static_cast<int>(r.n),
+                     0, 0};
+    gather_src.push_back(desc_of(e));
+    gather_dst.push_back(wa);
+    gather_src.push_back(desc_of(r));
+    gather_dst.push_back(wb);
+    scatter_src.push_back(wb);
+    scatter_dst.push_back(desc_of(r));
+    solve_a.push_back(wa);
+    solve_b.push_back(desc_of(r));
+    mats.push_back({w, e.m, static_cast<std::int32_t>(e.m), static_cast<std::int32_t>(cols)});
+    schedulers.push_back(detail::TileScheduler::dense(
+        static_cast<std::int32_t>(schedulers.size()), e.m, cols));
+    offset += augmented_elems(e, r);
+  }
+  const Desc<T>* gs = upload(ctx, scratch, gather_src);
+  const Desc<T>* gd = upload(ctx, scratch, gather_dst);
+  const Desc<T>* ss = upload(ctx, scratch, scatter_src);
+  const Desc<T>* sd = upload(ctx, scratch, scatter_dst);
+  const Desc<T>* sa = upload(ctx, scratch, solve_a);
+  const Desc<T>* sb = upload(ctx, scratch, solve_b);
+  batched::launch_copy(listed(gs, 0, gather_src.size()), listed(gd, 0, gather_dst.size()),
+                       ctx.stream);
+  kernels::cuda::tile_qr<T>(ctx, mats, schedulers, engine_factors<T>(ctx.device, ctx.stream),
+                            {});
+  for (std::size_t k = 0; k < schedulers.size(); ++k) {
+    const std::vector<std::int32_t> rr = schedulers[k].r_row_tiles();
+    const std::int64_t top = std::min<std::int64_t>(mats[k].m, mats[k].n);
+    for (std::int32_t j = 0; std::int64_t{j} * detail::kTile < top; ++j)
+      GPUQR_CHECK_ARG(rr[static_cast<std::size_t>(j)] == j,
+                      "lstsq_vbatched: the tile engine left R's block row " + std::to_string(j) +
+                          " in row tile " + std::to_string(rr[static_cast<std::size_t>(j)]) +
+                          " (a bug: dense matrices keep R in place)");
+  }
+  batched::launch_copy(listed(ss, 0, scatter_src.size()), listed(sd, 0, scatter_dst.size()),
+                       ctx.stream);
+  batched::launch_upper_solve(listed(sa, 0, solve_a.size()), listed(sb, 0, solve_b.size()),
+                              ctx.stream);
+}
+
+}  // namespace
+
+template <class T>
+void batched_gels(detail::ContextImpl& ctx, const MatrixBatch<T>& a, const MatrixBatch<T>& b) {
+  if (a.count == 0) return;
+  DeviceGuard guard(ctx.device);
+  Scratch scratch(ctx, gels_bytes(a));
+  gels_impl(ctx, a, b, scratch);
+}
+
+template <class T>
+void batched_lstsq(detail::ContextImpl& ctx, const MatrixBatch<T>& a, const MatrixBatch<T>& b) {
+  if (a.count == 0) return;
+  DeviceGuard guard(ctx.device);
+  const int knob = engine_knob();
+  constexpr std::int64_t kInt = std::numeric_limits<std::int32_t>::max();
+  MatrixBatch<T> ra = listed_batch<T>(a.count), rb = listed_batch<T>(a.count);
+  ra.count = rb.count = 0;
+  std::vector<std::int64_t> engine;
+  std::int64_t total = 0;
+  for (std::int64_t i = 0; i < a.count; ++i) {
+    const BatchEntry<T> e = a.at(i), r = b.at(i);
+    const bool fits = e.m < kInt - detail::kTile && e.n + r.n < kInt - detail::kTile;
+    const bool use = e.n >= 1 && r.n >= 1 && fits && knob != 0 &&
+                     (knob == 1 || engine_pays<T>(e.m, e.n));
+    if (use) {
+      engine.push_back(i);
+      total += augmented_elems(e, r);
+    } else {
+      ra.list.push_back(e);
+      rb.list.push_back(r);
+      ++ra.count;
+      ++rb.count;
+    }
+  }
+  const auto ne = static_cast<std::int64_t>(engine.size());
+  Scratch scratch(ctx, gels_bytes(ra) + static_cast<std::size_t>(total) * sizeof(T) + kAlign +
+                           2 * desc_bytes<T>(2 * ne) + 4 * desc_bytes<T>(ne));
+  // The rest first: the device works on it while the host plans the engine's launches.
+  gels_impl(ctx, ra, rb, scratch);
+  lstsq_engine(ctx, a, b, engine, scratch);
 }
 
 GPUQR_INSTANTIATE_BATCHED_KERNELS(float)

@@ -22,6 +22,11 @@ void batched_gels(detail::ContextImpl&, const MatrixBatch<T>&, const MatrixBatch
   not_compiled("cuda batched_gels");
 }
 
+template <class T>
+void batched_lstsq(detail::ContextImpl&, const MatrixBatch<T>&, const MatrixBatch<T>&) {
+  not_compiled("cuda batched_lstsq");
+}
+
 GPUQR_INSTANTIATE_BATCHED_KERNELS(float)
 GPUQR_INSTANTIATE_BATCHED_KERNELS(double)
 
