@@ -331,15 +331,23 @@ namespace {
 
 std::atomic<int> trmm_override{-1};  // larfb_trmm_mode(): -1 default, 0 off, 1 on
 
-/// Whether larft's merges and larfb go through cuBLAS TRMM (the earlier path, kept for A/B
-/// measurements: GPUQR_LARFB_TRMM=1) rather than the merge kernel and a GEMM with T.
-bool use_trmm() {
+/// Whether larft's merges (GPUQR_LARFT_TRMM=1) and larfb (GPUQR_LARFB_TRMM=1) go through
+/// cuBLAS TRMM (the earlier path, kept for A/B measurements) rather than the merge kernel and
+/// a GEMM with T; larfb_trmm_mode() sets both for tests.
+bool env_flag(const char* name) {
+  const char* text = std::getenv(name);
+  return text != nullptr && std::atoi(text) == 1;
+}
+bool use_trmm_merge() {
   const int mode = trmm_override.load();
   if (mode >= 0) return mode == 1;
-  static const bool env = [] {
-    const char* text = std::getenv("GPUQR_LARFB_TRMM");
-    return text != nullptr && std::atoi(text) == 1;
-  }();
+  static const bool env = env_flag("GPUQR_LARFT_TRMM");
+  return env;
+}
+bool use_trmm_larfb() {
+  const int mode = trmm_override.load();
+  if (mode >= 0) return mode == 1;
+  static const bool env = env_flag("GPUQR_LARFB_TRMM");
   return env;
 }
 
@@ -352,7 +360,7 @@ template <class T>
 void merge_tiles(detail::ContextImpl& ctx, MatrixView<T> t, MatrixView<T> gram) {
   const std::int64_t k = t.cols();
   if (k <= kTile) return;
-  const bool trmm = use_trmm();
+  const bool trmm = use_trmm_merge();
   // The TRMMs work in place on T12 = G12 and need T21 = 0: the copy kernel sets both up.
   if (trmm || k > 2 * kMergeRows) {
     copy_offdiag_kernel<T><<<grid_2d(k, k), kThreads, 0, ctx.stream>>>(
@@ -424,7 +432,7 @@ void larfb(detail::ContextImpl& ctx, Side side, Op op, MatrixView<const T> v,
   DeviceGuard guard(ctx.device);
   cublasHandle_t h = blas(ctx);
   const std::int64_t m = c.rows(), n = c.cols();
-  const bool trmm = use_trmm();
+  const bool trmm = use_trmm_larfb();
   // op(T) W as one GEMM with the full k x k T rather than an in-place TRMM: cuBLAS's TRMM
   // has a high fixed cost (10-17 us on an H100 even for k = 32), the GEMM's extra flops on
   // T's zeros are few (k^2 n against the 2 m k n of each big GEMM). Every producer of T
