@@ -345,19 +345,16 @@ int engine_knob() {
   return v[0] == '0' ? 0 : 1;
 }
 
-/// Whether least squares of an m x n matrix goes to the tile engine. From one H100 run
-/// (gpuqr_tile_engine_bench --gib 0.5 and gpuqr_batched_bench, QR alone, ratios to
-/// cublas<t>geqrfBatched; docs/TILE_ENGINE.md): FP64 engine / existing batched routes:
-/// 64x64 0.39x / 2.66x (existing wins), 128x128 1.41x / 1.34x (even), 512x128 1.96x / 0.89x,
-/// 256x256 2.97x, 512x512 9.76x / 7.08x, 2048x512 55x: the engine from n >= 128, and for tall
-/// matrices (m >= 4n) from n >= 64 (256x64: engine 0.65x, the block route unmeasured there:
-/// the one guess here; the least-squares bench covers it). FP32: engine 0.93x at 128, 1.50x
-/// at 256, 4.60x at 512: from n >= 256. Least squares adds nrhs columns to the engine's QR
-/// and a Q^T B to the existing route, which moves neither side much for nrhs << n.
+/// Whether least squares of an m x n matrix goes to the tile engine. Measured on an H100
+/// (session 5, `gpuqr_tile_engine_bench --lstsq --gib 0.5`, nrhs 1, ms of the existing
+/// routes / the engine): FP64 64x64 0.13x, 256x64 0.15x, 128x128 0.57x, 2048x512 0.60x (the
+/// existing routes win), 1024x256 1.00x, 512x512 3.15x, 256x256 4.71x, 512x128 17.2x (the
+/// dense route's per-matrix cuSOLVER calls); FP32 alike (0.06-0.72x, 1.04x, 3.10x, 5.13x,
+/// 19.0x). So: square-ish matrices from n = 256 (m <= 2n), and tall ones (m >= 4n) with
+/// 128 <= n < 256, where the dense route is slowest.
 template <class T>
 bool engine_pays(std::int64_t m, std::int64_t n) {
-  if (sizeof(T) == sizeof(double)) return n >= 128 || (n >= 64 && m >= 4 * n);
-  return n >= 256;
+  return (n >= 256 && m <= 2 * n) || (n >= 128 && n < 256 && m >= 4 * n);
 }
 
 /// The engine's reflector slots, kept per (device, stream) and reused by later calls when big

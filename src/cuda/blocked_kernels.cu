@@ -1,7 +1,7 @@
 // CUDA backend of the blocked-QR leaves (src/core/blocked_kernels.hpp): the fused panel
-// kernel (panel_qr.cu), small kernels for V and T (T's off-diagonal blocks by one merge kernel
-// per doubling level), and cuBLAS GEMMs for the rest (cuBLAS TRMM only with
-// GPUQR_LARFB_TRMM=1, or for T wider than 256). Everything is enqueued on the context's
+// kernel (panel_qr.cu), small kernels for V and T (T's off-diagonal blocks by cuBLAS TRMM
+// merges, or one merge kernel per doubling level with GPUQR_LARFT_TRMM=0), and cuBLAS GEMMs
+// for the rest (larfb's op(T) W included; its TRMM only with GPUQR_LARFB_TRMM=1). Everything is enqueued on the context's
 // stream; nothing here synchronizes or allocates (the panel kernel's partial sums and larfb's
 // second product live in the leaf workspace, grown once).
 #include <cublas_v2.h>
@@ -331,9 +331,9 @@ namespace {
 
 std::atomic<int> trmm_override{-1};  // larfb_trmm_mode(): -1 default, 0 off, 1 on
 
-/// Whether larft's merges (GPUQR_LARFT_TRMM=1) and larfb (GPUQR_LARFB_TRMM=1) go through
-/// cuBLAS TRMM (the earlier path, kept for A/B measurements) rather than the merge kernel and
-/// a GEMM with T; larfb_trmm_mode() sets both for tests.
+/// Whether larft's merges (default; GPUQR_LARFT_TRMM=0 for the merge kernel) and larfb
+/// (GPUQR_LARFB_TRMM=1; default a GEMM with T) go through cuBLAS TRMM; larfb_trmm_mode() sets
+/// both for tests.
 bool env_flag(const char* name) {
   const char* text = std::getenv(name);
   return text != nullptr && std::atoi(text) == 1;
@@ -341,7 +341,13 @@ bool env_flag(const char* name) {
 bool use_trmm_merge() {
   const int mode = trmm_override.load();
   if (mode >= 0) return mode == 1;
-  static const bool env = env_flag("GPUQR_LARFT_TRMM");
+  // TRMM by default: the merge kernel measured slower in the same run (H100, session 5,
+  // larfb by GEMM both times: FP64 orgqr 4096 7.03 against 5.24 ms, geqrf 1024 3.75 against
+  // 3.04 ms); GPUQR_LARFT_TRMM=0 selects the kernel.
+  static const bool env = [] {
+    const char* text = std::getenv("GPUQR_LARFT_TRMM");
+    return !(text != nullptr && std::atoi(text) == 0);
+  }();
   return env;
 }
 bool use_trmm_larfb() {
