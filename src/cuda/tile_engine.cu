@@ -24,6 +24,7 @@
 
 #include "src/core/tile_engine.hpp"
 #include "src/cuda/check.hpp"
+#include "src/cuda/safe_range.cuh"
 
 namespace gpuqr::kernels::cuda {
 namespace {
@@ -35,19 +36,6 @@ using detail::TileTaskDesc;
 constexpr int kThreads = 256;
 constexpr int kWarps = kThreads / 32;
 constexpr int kLdt = kTile + 1;  // T and W in shared memory: odd stride, no bank conflicts
-
-template <class T>
-struct Safe;
-template <>
-struct Safe<double> {
-  static constexpr double small = DBL_MIN / DBL_EPSILON;
-  static constexpr double big = DBL_MAX / 4;
-};
-template <>
-struct Safe<float> {
-  static constexpr float small = FLT_MIN / FLT_EPSILON;
-  static constexpr float big = FLT_MAX / 4;
-};
 
 template <class T>
 __device__ __forceinline__ T warp_sum(T v) {
@@ -108,7 +96,7 @@ __device__ void factorize(const KernelArgs<T>& args, const TileMatrix<T>& mat, c
       for (int i = j + 1 + lane; i < h; i += 32) ssq += x[i] * x[i];
       ssq = warp_sum(ssq);
       T xnorm;
-      if (ssq >= Safe<T>::small && ssq <= Safe<T>::big) {
+      if (ssq >= SafeRange<T>::small && ssq <= SafeRange<T>::big) {
         xnorm = sqrt(ssq);
       } else {  // squares over- or underflow: LAPACK's scaled sum
         T amax = 0;
