@@ -30,8 +30,10 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
+#include "gpuqr/context.hpp"
 #include "gpuqr/matrix.hpp"
 #include "gpuqr/sparse.hpp"
 #include "gpuqr/sparse_analysis.hpp"
@@ -65,6 +67,16 @@ struct SparseQROptions {
   /// launch (fronts of different subtrees, their assemblies) run on up to this many threads,
   /// each with its own LAPACK context; the result is bit for bit that of one thread.
   int threads = 1;
+  /// Where the numeric factorization runs. Context::cpu() (the default): the CPU twin of the
+  /// scheduler, on `threads` threads. A CUDA context: every stage's fronts live in one device
+  /// arena; S-Assembly, Pack-Assembly and the dense QR of every front (small fronts batched,
+  /// large ones by the blocked GPU QR on their staircase blocks) run on the context's stream,
+  /// R's rows (and, when kept, each front's reflectors) are copied to the host as their
+  /// launch finishes; with no memory_cap_bytes the stages are sized to the device's free
+  /// memory. A and B are host matrices as always. With rank detection on, a dead column
+  /// found on the device makes the factorization run again on the CPU (factor_stats().fallback
+  /// says so): the result is always the CPU's definition.
+  Context context = Context::cpu();
 };
 
 /// How the factorization ran through the sparse scheduler (SparseQR::factor_stats()).
@@ -78,6 +90,13 @@ struct SparseFactorStats {
   /// Bytes of contribution blocks carried across stage boundaries (each moved out to the host
   /// at the end of its stage and back at the start of its parent's).
   std::int64_t carried_bytes = 0;
+  /// Where the numeric factorization ran: "cpu" or "cuda".
+  std::string ran_on = "cpu";
+  /// Why a factorization asked for on a CUDA context ran on the CPU ("" when it did not).
+  std::string fallback;
+  /// Fronts factored by the batched QR and by the blocked dense QR (CUDA runs).
+  std::int64_t batched_fronts = 0;
+  std::int64_t dense_fronts = 0;
 };
 
 /// The multifrontal QR factorization A Q = Q_H R of a sparse m x n matrix (any m, n) on the
