@@ -274,6 +274,9 @@ class SparseQR {
   /// The CPU twin of the GPU factorization: runs the scheduler's launches stage by stage
   /// through the flat assembly maps (src/core/sparse_qr_twin.hpp).
   struct Twin;
+  /// The same plan on a stage arena in a context's memory, the fronts' QR by the dense and
+  /// batched QR of that context (src/core/sparse_qr_device.hpp).
+  struct Device;
   /// The numeric factorization, B (m x k, checked) carried along when not null.
   void factor(const CscMatrix<T>& a, const MatrixView<const T>* b, const SparseQROptions& options);
   /// Throws InvalidArgument naming `who` when the reflectors were not kept.

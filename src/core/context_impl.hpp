@@ -72,6 +72,8 @@ void cuda_lane_signal(ContextImpl& from, ContextImpl& to);
 std::string cuda_unavailable_reason_impl();
 void* cuda_malloc(std::size_t bytes, int device);
 void cuda_free(void* p, int device) noexcept;
+/// Free bytes of device memory now (cudaMemGetInfo).
+std::int64_t cuda_free_memory(int device);
 /// Synchronous 2-D copy where at least one side is device memory.
 void cuda_copy_2d(void* dst, std::int64_t ldd_bytes, bool dst_device, const void* src,
                   std::int64_t lds_bytes, bool src_device, std::int64_t row_bytes,

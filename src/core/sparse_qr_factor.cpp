@@ -13,11 +13,29 @@
 #include "gpuqr/error.hpp"
 #include "src/core/sparse_assembly.hpp"
 #include "src/core/sparse_qr_detail.hpp"
+#include "src/core/sparse_qr_device.hpp"
 #include "src/core/sparse_qr_twin.hpp"
 #include "src/core/sparse_schedule.hpp"
 #include "src/core/sparse_stages.hpp"
 
 namespace gpuqr {
+namespace {
+
+/// The stage cap of a CUDA factorization without a caller's cap: the device's free memory
+/// less what the driver uploads besides the stages (the maps are counted in the stages too,
+/// so this is conservative), less a reserve for the dense QR's workspaces (1/8 of it, and at
+/// least 512 MiB).
+template <class T>
+std::int64_t device_stage_cap(const Context& ctx, const detail::SparseAssemblyMaps& maps,
+                              const CscMatrix<T>& a, std::int64_t k) {
+  const std::int64_t free = detail::cuda_free_memory(ctx.device());
+  const std::int64_t fixed = maps.total_bytes() +
+                             (a.nnz() + a.rows * k) * static_cast<std::int64_t>(sizeof(T));
+  const std::int64_t reserve = std::max<std::int64_t>(free / 8, std::int64_t(512) << 20);
+  return std::max<std::int64_t>(free - fixed - reserve, 1);
+}
+
+}  // namespace
 
 template <class T>
 SparseQR<T>::SparseQR(const CscMatrix<T>& a, const SparseQROptions& options) {
@@ -65,33 +83,60 @@ void SparseQR<T>::factor(const CscMatrix<T>& a, const MatrixView<const T>* b,
   const detail::CscPattern pattern{a.rows, a.cols, a.col_ptr.data(), a.row_indices.data()};
   const detail::SparseAssemblyMaps maps = detail::build_sparse_assembly_maps(analysis_, pattern);
   const I k = b != nullptr ? b->cols() : 0;
-  const detail::SparseStagePlan stages = detail::plan_sparse_stages(
-      analysis_, maps, options.memory_cap_bytes, {static_cast<I>(sizeof(T)), k});
-  const detail::SparseSchedule schedule = detail::plan_sparse_schedule(analysis_, maps, stages);
-
-  const detail::RowsOfAQ<T> aq = detail::rows_of_aq(a, analysis_.column_permutation);
-  detail::RowStructure<T> structure(analysis_, aq);
-  fronts_.clear();
-  fronts_.resize(analysis_.fronts.size());
-  zero_pivots_.clear();
-  r_cols_.clear();
-  r_values_.clear();
-  stats_ = SparseFactorStats();
+  const detail::StageSizes sizes{static_cast<I>(sizeof(T)), k};
   GPUQR_CHECK_ARG(options.threads >= 0, "SparseQR: threads must be 0 (all) or positive, not " +
                                             std::to_string(options.threads));
   const int threads = options.threads > 0
                           ? options.threads
                           : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  Twin twin(*this, a, b, maps, structure, tol_, threads);
-  twin.run(stages, schedule);
-  // Carried right-hand sides: c_r row k holds the transformed B of R's row k, c_tail the
-  // rows R does not reach in apply_qt's order; qtb_ is assembled from both.
-  Matrix<T> c_tail(a.rows, k);
-  I tail = 0;
-  twin.finish(c_tail, tail);
-  if (static_cast<I>(r_row_ptr_.size()) != n + 1)
-    GPUQR_THROW(Error, "SparseQR: the fronts' pivots do not cover every column");
-  assemble_qtb(b, twin.c_r, c_tail, tail);
+  const detail::RowsOfAQ<T> aq = detail::rows_of_aq(a, analysis_.column_permutation);
+  const bool on_arena = options.context.is_cuda() || detail::sparse_arena_on_cpu().load();
+
+  // One numeric factorization, on the stage arena (`arena`) or by the CPU twin; false when
+  // the arena run met a pivot at or below the rank-detection tolerance (`small`: how many).
+  auto numeric = [&](bool arena, I& small) -> bool {
+    I cap = options.memory_cap_bytes;
+    if (arena && options.context.is_cuda()) {
+      const I free_cap = device_stage_cap(options.context, maps, a, k);
+      cap = cap == 0 ? free_cap : std::min(cap, free_cap);
+    }
+    const detail::SparseStagePlan stages = detail::plan_sparse_stages(analysis_, maps, cap, sizes);
+    const detail::SparseSchedule schedule = detail::plan_sparse_schedule(analysis_, maps, stages);
+    detail::RowStructure<T> structure(analysis_, aq);
+    fronts_.clear();
+    fronts_.resize(analysis_.fronts.size());
+    zero_pivots_.clear();
+    r_cols_.clear();
+    r_values_.clear();
+    stats_ = SparseFactorStats();
+    Twin twin(*this, a, b, maps, structure, tol_, arena ? 1 : threads);
+    if (arena) {
+      Device device(*this, twin, a, b, maps, options.context, tol_);
+      small = device.run(stages, schedule);
+      if (small > 0) return false;
+    } else {
+      twin.run(stages, schedule);
+    }
+    // Carried right-hand sides: c_r row k holds the transformed B of R's row k, c_tail the
+    // rows R does not reach in apply_qt's order; qtb_ is assembled from both.
+    Matrix<T> c_tail(a.rows, k);
+    I tail = 0;
+    twin.finish(c_tail, tail);
+    if (static_cast<I>(r_row_ptr_.size()) != n + 1)
+      GPUQR_THROW(Error, "SparseQR: the fronts' pivots do not cover every column");
+    assemble_qtb(b, twin.c_r, c_tail, tail);
+    return true;
+  };
+  I small = 0;
+  if (on_arena && numeric(true, small)) return;
+  const bool fell_back = on_arena;
+  numeric(false, small);
+  if (fell_back) {
+    stats_.fallback = "rank detection: " + std::to_string(small) +
+                      " pivot(s) with |R(k,k)| <= tolerance on the " +
+                      to_string(options.context.backend()) +
+                      " stage arena; dead columns are handled by the CPU twin only";
+  }
 }
 
 template <class T>

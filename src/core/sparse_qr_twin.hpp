@@ -459,6 +459,12 @@ struct SparseQR<T>::Twin {
   /// carried columns) into cb[f]; the carried columns of its R rows into c_r and of the rows
   /// R does not reach into tails[f].
   void take_cb_and_carried(I f) {
+    take_cb(f);
+    take_carried(f);
+  }
+
+  /// Front f's contribution block into cb[f] (upper trapezoidal, then the carried columns).
+  void take_cb(I f) {
     const FrontInfo& fr = an().fronts[f];
     const Front& out = self.fronts_[f];
     const I live = out.live, ncols = static_cast<I>(fr.cols.size());
@@ -472,6 +478,14 @@ struct SparseQR<T>::Twin {
       cb[f] = std::move(block);
       cb_resident[f] = 1;
     }
+  }
+
+  /// The carried columns of front f's R rows into c_r, of the rows R does not reach into
+  /// tails[f]. Reads out.qr's rows [0, live) and its carried columns only.
+  void take_carried(I f) {
+    const FrontInfo& fr = an().fronts[f];
+    const Front& out = self.fronts_[f];
+    const I live = out.live, ncols = static_cast<I>(fr.cols.size());
     if (k == 0) return;
     for (I i = 0; i < fr.npiv; ++i) {
       const I pr = out.pivot_row[i];

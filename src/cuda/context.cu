@@ -326,6 +326,14 @@ void* cuda_malloc(std::size_t bytes, int device) {
   return p;
 }
 
+std::int64_t cuda_free_memory(int device) {
+  DeviceGuard guard(device);
+  std::size_t free_bytes = 0;
+  std::size_t total_bytes = 0;
+  GPUQR_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+  return static_cast<std::int64_t>(free_bytes);
+}
+
 void cuda_free(void* p, int device) noexcept {
   if (p == nullptr) return;
   if (device >= 0) {

@@ -24,6 +24,7 @@ std::string cuda_unavailable_reason_impl() {
   return "this gpuqr was built without the CUDA backend";
 }
 void* cuda_malloc(std::size_t, int) { not_compiled("device allocation"); }
+std::int64_t cuda_free_memory(int) { not_compiled("cuda_free_memory"); }
 void cuda_free(void*, int) noexcept {}
 void cuda_copy_2d(void*, std::int64_t, bool, const void*, std::int64_t, bool, std::int64_t,
                   std::int64_t) {

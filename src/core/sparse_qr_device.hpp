@@ -1,0 +1,445 @@
+// Internal to src/core/sparse_qr_factor.cpp: the sparse multifrontal QR's numeric
+// factorization on a stage arena (issue 9; Yeralan, Davis et al., sections 3-4). The driver is
+// backend-agnostic host code: it walks the scheduler's plan (src/core/sparse_schedule.hpp)
+// stage by stage and launch by launch, and per launch calls the backend's leaves on one
+// arena in the context's memory:
+//
+//  * S-Assembly and Pack-Assembly of the launch's fronts (src/core/sparse_device_kernels.hpp),
+//  * the dense QR of every front the launch finishes: small fronts together by the batched QR
+//    (geqrf_vbatched, and ormqr_vbatched for carried right-hand sides), large ones by the
+//    blocked QR (geqrf/ormqr) on their staircase blocks, as the CPU twin's blocked path does,
+//  * with rank detection, a count of the factored pivots whose |R(j,j)| <= tol.
+//
+// On CUDA the arena, the maps, A's values and B live on the device; the host only plans, and
+// after each launch copies the finished fronts' R rows (and their reflectors, when kept) out
+// and turns them into R's rows with the CPU twin's own code (SparseQR<T>::Twin), while the
+// next launch runs. Contribution blocks stay in their front's buffer until packed; those whose
+// parent is in a later stage go to the host at the stage's end and come back into the next
+// arena. On the CPU the same driver runs on host memory with the CPU twins of the leaves (the
+// tests force it), so CI covers its bookkeeping.
+//
+// Dead columns (Heath's rank detection) are not handled on the arena: the front QR here is the
+// unpivoted blocked one, which equals Heath's as long as no pivot's norm falls to tol. The
+// driver counts such pivots on the device and the factorization reruns on the CPU twin when
+// there is one (SparseFactorStats::fallback says so), so the result is always the twin's.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "gpuqr/batched.hpp"
+#include "gpuqr/dense.hpp"
+#include "gpuqr/error.hpp"
+#include "src/core/dispatch.hpp"
+#include "src/core/dense_kernels.hpp"
+#include "src/core/sparse_device_kernels.hpp"
+#include "src/core/sparse_qr_twin.hpp"
+
+namespace gpuqr {
+namespace detail {
+
+/// An array of U in a context's memory (device on CUDA), owned; uploaded from host vectors.
+template <class U>
+class ArenaArray {
+ public:
+  ArenaArray() = default;
+  ArenaArray(std::int64_t n, MemorySpace space, int device)
+      : n_(n), space_(space), device_(device) {
+    p_ = static_cast<U*>(allocate(static_cast<std::size_t>(n) * sizeof(U), space, device));
+  }
+  ArenaArray(const std::vector<U>& host, MemorySpace space, int device)
+      : ArenaArray(static_cast<std::int64_t>(host.size()), space, device) {
+    copy_2d(p_, n_, space_, host.data(), n_, MemorySpace::host, n_, 1, sizeof(U));
+  }
+  ~ArenaArray() { deallocate(p_, space_, device_); }
+  ArenaArray(const ArenaArray&) = delete;
+  ArenaArray& operator=(const ArenaArray&) = delete;
+  ArenaArray(ArenaArray&& o) noexcept { *this = std::move(o); }
+  ArenaArray& operator=(ArenaArray&& o) noexcept {
+    std::swap(p_, o.p_);
+    std::swap(n_, o.n_);
+    std::swap(space_, o.space_);
+    std::swap(device_, o.device_);
+    return *this;
+  }
+  U* data() const noexcept { return p_; }
+  std::int64_t size() const noexcept { return n_; }
+
+ private:
+  U* p_ = nullptr;
+  std::int64_t n_ = 0;
+  MemorySpace space_ = MemorySpace::host;
+  int device_ = -1;
+};
+
+/// An integer setting from the environment (tuning knobs measured on the device), else `def`.
+inline std::int64_t env_int(const char* name, std::int64_t def) {
+  const char* v = std::getenv(name);
+  return v != nullptr && *v != '\0' ? std::atoll(v) : def;
+}
+
+}  // namespace detail
+
+template <class T>
+struct SparseQR<T>::Device {
+  using I = std::int64_t;
+
+  SparseQR<T>& self;
+  Twin& twin;  ///< the host side: R rows, carried rows, reflectors (its code, not its fronts)
+  const CscMatrix<T>& a;
+  const MatrixView<const T>* b;
+  const detail::SparseAssemblyMaps& maps;
+  Context ctx;
+  double tol;
+  I k;
+  MemorySpace space;
+  int dev;
+  /// Fronts with min(rows, cols) >= this go to the blocked dense QR, smaller ones to the
+  /// batched QR; the dense path's staircase blocks are `block` columns wide.
+  I dense_min;
+  I block;
+
+  // The context's copies of the maps, of A's values and of B.
+  detail::ArenaArray<I> s_row, s_col, s_value, pack_row, pack_col, b_dst, b_src;
+  detail::ArenaArray<T> a_values, b_values;
+  std::vector<I> b_ptr;  ///< per front: its entries of b_dst / b_src
+  detail::ArenaArray<T> arena;
+  detail::ArenaArray<I> small_count;
+  // Per front, valid in its stage: element offsets of its buffer and tau in the arena.
+  std::vector<I> at, tau_at;
+  // Per carried-in child, valid in the stage that packs it: its compact block's offset.
+  std::vector<I> cb_at;
+
+  Device(SparseQR<T>& s, Twin& t, const CscMatrix<T>& a_, const MatrixView<const T>* b_,
+         const detail::SparseAssemblyMaps& m, const Context& user, double tol_)
+      : self(s), twin(t), a(a_), b(b_), maps(m), ctx(user.is_cuda()
+                                                         ? Context::cuda(user.device(), user.stream())
+                                                         : Context::cpu()),
+        tol(tol_), k(b_ != nullptr ? b_->cols() : 0), space(detail::space_of(ctx)),
+        dev(ctx.device()),
+        dense_min(detail::env_int("GPUQR_SPARSE_DENSE_MIN", 384)),
+        block(detail::env_int("GPUQR_SPARSE_BLOCK", 256)) {
+    ctx.set_check_finite(false);  // A was checked; fronts only hold its transforms
+  }
+
+  const SparseAnalysis& an() const { return self.analysis_; }
+  I ncols(I f) const { return static_cast<I>(an().fronts[f].cols.size()); }
+  I rows(I f) const { return an().fronts[f].rows; }
+  I width(I f) const { return ncols(f) + k; }
+  I front_elems(I f) const { return rows(f) * width(f); }
+  I tau_elems(I f) const { return std::min(rows(f), ncols(f)); }
+  I cb_elems(I c) const { return an().fronts[c].cb_rows * (an().fronts[c].cb_cols + k); }
+  T* front_ptr(I f) const { return arena.data() + at[f]; }
+
+  /// Elements of stage s's arena: its fronts, their tau, the carried-in blocks.
+  I stage_elems(const detail::SparseStage& st) const {
+    I e = 0;
+    for (I f = st.begin; f < st.end; ++f) e += front_elems(f) + tau_elems(f);
+    for (const I c : st.carried_in) e += cb_elems(c);
+    return e;
+  }
+
+  /// Uploads what every stage reads: the maps, A's values, B and B's row map.
+  void upload(I arena_elems) {
+    s_row = detail::ArenaArray<I>(maps.s_row, space, dev);
+    s_col = detail::ArenaArray<I>(maps.s_col, space, dev);
+    s_value = detail::ArenaArray<I>(maps.s_value, space, dev);
+    pack_row = detail::ArenaArray<I>(maps.pack_row, space, dev);
+    pack_col = detail::ArenaArray<I>(maps.pack_col, space, dev);
+    a_values = detail::ArenaArray<T>(a.values, space, dev);
+    if (k > 0) {
+      // Front f's A rows in the maps' placement: stacked row s (< a_rows.size()) sits at the
+      // front row r with row_source[r] == s.
+      const I nf = static_cast<I>(an().fronts.size());
+      std::vector<I> dst, src;
+      b_ptr.assign(nf + 1, 0);
+      for (I f = 0; f < nf; ++f) {
+        const FrontInfo& fr = an().fronts[f];
+        const I na = static_cast<I>(fr.a_rows.size());
+        for (I r = 0; r < fr.rows; ++r) {
+          const I s = maps.row_source[maps.stack_ptr[f] + r];
+          if (s < na) {
+            dst.push_back(r);
+            src.push_back(fr.a_rows[s]);
+          }
+        }
+        b_ptr[f + 1] = static_cast<I>(dst.size());
+      }
+      b_dst = detail::ArenaArray<I>(dst, space, dev);
+      b_src = detail::ArenaArray<I>(src, space, dev);
+      b_values = detail::ArenaArray<T>(a.rows * k, space, dev);
+      detail::copy_2d(b_values.data(), a.rows, space, b->data(), b->ld(), MemorySpace::host,
+                      a.rows, k, sizeof(T));
+    }
+    arena = detail::ArenaArray<T>(arena_elems, space, dev);
+    small_count = detail::ArenaArray<I>(std::vector<I>{0}, space, dev);
+  }
+
+  /// Runs the plan. Returns false when rank detection found a pivot at or below tol (the
+  /// caller reruns on the CPU twin); self's fronts, twin's R rows and carried rows are filled.
+  bool run(const detail::SparseStagePlan& plan, const detail::SparseSchedule& sched) {
+    const I nf = static_cast<I>(an().fronts.size());
+    at.assign(nf, -1);
+    tau_at.assign(nf, -1);
+    cb_at.assign(nf, -1);
+    I arena_elems = 0;
+    for (const detail::SparseStage& st : plan.stages)
+      arena_elems = std::max(arena_elems, stage_elems(st));
+    upload(arena_elems);
+    SparseFactorStats& stats = self.stats_;
+    stats.stages = static_cast<I>(plan.stages.size());
+    stats.launches = sched.launches();
+    stats.tasks = static_cast<I>(sched.tasks.size());
+    stats.ran_on = to_string(ctx.backend());
+    for (std::size_t s = 0; s < plan.stages.size(); ++s) {
+      const detail::SparseStage& st = plan.stages[s];
+      begin_stage(st);
+      // As the planner counts it (fronts, maps, carried-in blocks); the arena holds each
+      // front's tau besides (min(rows, cols) values).
+      stats.peak_stage_bytes = std::max(stats.peak_stage_bytes, st.peak_bytes);
+      std::vector<I> pending;  // fronts finished by the previous launch, not yet taken out
+      for (I l = sched.stage_launch_ptr[s]; l < sched.stage_launch_ptr[s + 1]; ++l) {
+        std::vector<I> finished = run_launch(sched, l);
+        // The host turns the previous launch's fronts into R rows while this one runs.
+        take_out(pending);
+        ctx.synchronize();
+        copy_out(finished);
+        pending = std::move(finished);
+      }
+      take_out(pending);
+      end_stage(st);
+    }
+    if (tol < 0) return true;
+    std::vector<I> count(1, 0);
+    detail::copy_2d(count.data(), 1, MemorySpace::host, small_count.data(), 1, space, 1, 1,
+                    sizeof(I));
+    return count[0] == 0;
+  }
+
+  /// Lays out stage st's arena (zeroed) and brings back its carried-in blocks.
+  void begin_stage(const detail::SparseStage& st) {
+    I e = 0;
+    for (I f = st.begin; f < st.end; ++f) {
+      at[f] = e;
+      e += front_elems(f);
+      tau_at[f] = e;
+      e += tau_elems(f);
+    }
+    for (const I c : st.carried_in) {
+      cb_at[c] = e;
+      e += cb_elems(c);
+    }
+    if (e > 0) GPUQR_DISPATCH(ctx, fill, MatrixView<T>(arena.data(), e, 1, e, space, dev), T(0));
+    ctx.synchronize();  // the copies below are not on the context's stream
+    for (const I c : st.carried_in) {
+      const Matrix<T>& block = twin.host_cb[c];
+      detail::copy_2d(arena.data() + cb_at[c], std::max<I>(1, block.rows()), space, block.data(),
+                      block.ld(), MemorySpace::host, block.rows(), block.cols(), sizeof(T));
+      self.stats_.carried_bytes += block.rows() * block.cols() * static_cast<I>(sizeof(T));
+      twin.host_cb[c] = Matrix<T>();
+    }
+  }
+
+  /// The contribution blocks of st's fronts whose parent is in a later stage, to the host.
+  void end_stage(const detail::SparseStage& st) {
+    ctx.synchronize();
+    for (const I f : st.carried_out) {
+      const FrontInfo& fr = an().fronts[f];
+      const I live = std::min(rows(f), fr.npiv), cbr = fr.cb_rows;
+      Matrix<T> block(cbr, fr.cb_cols + k);
+      detail::copy_2d(block.data(), block.ld(), MemorySpace::host,
+                      front_ptr(f) + live + fr.npiv * rows(f), rows(f), space, cbr,
+                      fr.cb_cols + k, sizeof(T));
+      twin.host_cb[f] = std::move(block);
+    }
+  }
+
+  /// Enqueues launch l: its assemblies, then the QR of the fronts it finishes; returns those.
+  std::vector<I> run_launch(const detail::SparseSchedule& sched, I l) {
+    std::vector<detail::SAssemblyDesc> s_tasks;
+    std::vector<detail::PackDesc> p_tasks;
+    std::vector<I> finished;
+    for (I t = sched.launch_ptr[l]; t < sched.launch_ptr[l + 1]; ++t) {
+      const detail::SparseTask& task = sched.tasks[t];
+      switch (task.kind) {
+        case detail::SparseTaskKind::s_assembly: s_tasks.push_back(s_desc(task.front)); break;
+        case detail::SparseTaskKind::pack_assembly:
+          p_tasks.push_back(pack_desc(task.front, task.child));
+          break;
+        case detail::SparseTaskKind::factorize_front: finished.push_back(task.front); break;
+        case detail::SparseTaskKind::factorize_panel:
+          // The front's QR runs whole when its last panel is due, as the CPU twin's.
+          if (task.panel + 1 == task.panels) finished.push_back(task.front);
+          break;
+      }
+    }
+    if (!s_tasks.empty())
+      GPUQR_DISPATCH(ctx, sparse_s_assembly<T>, arena.data(), a_values.data(), s_row.data(),
+                     s_col.data(), s_value.data(), b_values.data(), std::max<I>(1, a.rows), k,
+                     b_dst.data(), b_src.data(), s_tasks);
+    if (!p_tasks.empty())
+      GPUQR_DISPATCH(ctx, sparse_pack_assembly<T>, arena.data(), pack_row.data(),
+                     pack_col.data(), k, p_tasks);
+    factor(finished);
+    return finished;
+  }
+
+  detail::SAssemblyDesc s_desc(I f) const {
+    detail::SAssemblyDesc d;
+    d.front = at[f];
+    d.ld = std::max<I>(1, rows(f));
+    d.t0 = maps.s_ptr[f];
+    d.t1 = maps.s_ptr[f + 1];
+    d.ncols = ncols(f);
+    if (k > 0) {
+      d.b0 = b_ptr[f];
+      d.b1 = b_ptr[f + 1];
+    }
+    return d;
+  }
+
+  detail::PackDesc pack_desc(I p, I c) const {
+    const FrontInfo& ch = an().fronts[c];
+    detail::PackDesc d;
+    if (cb_at[c] >= 0) {  // carried in: a compact block
+      d.src = cb_at[c];
+      d.sld = std::max<I>(1, ch.cb_rows);
+    } else {  // the child's front buffer: rows live.., columns npiv..
+      d.src = at[c];
+      d.sld = std::max<I>(1, ch.rows);
+      d.r0 = std::min(ch.rows, ch.npiv);
+      d.c0 = ch.npiv;
+    }
+    d.cb_rows = ch.cb_rows;
+    d.cb_cols = ch.cb_cols;
+    d.dst = at[p];
+    d.dld = std::max<I>(1, rows(p));
+    d.dncols = ncols(p);
+    d.row_map = maps.pack_row_ptr[c];
+    d.col_map = maps.pack_col_ptr[c];
+    return d;
+  }
+
+  /// The QR of fronts `fs` (assembled): batched for the small ones, blocked for the large.
+  void factor(const std::vector<I>& fs) {
+    std::vector<I> m, n, lda, nc, kk;
+    std::vector<T*> ap, taup, cp;
+    std::vector<detail::DiagDesc> diag;
+    for (const I f : fs) {
+      const I r = rows(f), c = ncols(f), kf = std::min(r, c);
+      if (kf == 0) continue;
+      if (kf >= dense_min) {
+        factor_dense(f);
+        ++self.stats_.dense_fronts;
+      } else {
+        m.push_back(r);
+        n.push_back(c);
+        lda.push_back(r);
+        ap.push_back(front_ptr(f));
+        taup.push_back(arena.data() + tau_at[f]);
+        nc.push_back(k);
+        kk.push_back(kf);
+        cp.push_back(front_ptr(f) + c * r);
+        ++self.stats_.batched_fronts;
+      }
+      if (tol >= 0) diag.push_back({at[f], r, std::min(r, an().fronts[f].npiv)});
+    }
+    const I batch = static_cast<I>(m.size());
+    if (batch > 0) {
+      geqrf_vbatched<T>(ctx, m.data(), n.data(), ap.data(), lda.data(), taup.data(), batch);
+      if (k > 0) {
+        std::vector<const T*> ca(ap.begin(), ap.end()), ctau(taup.begin(), taup.end());
+        ormqr_vbatched<T>(ctx, Op::trans, m.data(), nc.data(), kk.data(), ca.data(), lda.data(),
+                          ctau.data(), cp.data(), lda.data(), batch);
+      }
+    }
+    if (!diag.empty())
+      GPUQR_DISPATCH(ctx, sparse_count_small_diagonals<T>, arena.data(), tol, diag,
+                     small_count.data());
+  }
+
+  /// The blocked QR of front f on its staircase: `block` columns at a time, each block
+  /// factored and applied to the columns right of it on the rows its staircase reaches.
+  void factor_dense(I f) {
+    const I r = rows(f), c = ncols(f), w = width(f), kf = std::min(r, c);
+    const std::vector<I> stair = staircase(f);
+    const MatrixView<T> front(front_ptr(f), r, w, r, space, dev);
+    T* tau = arena.data() + tau_at[f];
+    for (I c0 = 0; c0 < kf; c0 += block) {
+      const I c1 = std::min(c0 + block, kf);
+      const I height = std::max(stair[c1 - 1], c0) - c0;
+      if (height == 0) continue;  // no row reaches these columns: H = I (tau stays 0)
+      const I kb = std::min(height, c1 - c0);
+      const VectorView<T> tau_block(tau + c0, kb, space, dev);
+      geqrf<T>(ctx, front.block(c0, c0, height, c1 - c0), tau_block);
+      if (c1 < w)
+        ormqr<T>(ctx, Side::left, Op::trans, MatrixView<const T>(front.block(c0, c0, height, kb)),
+                 VectorView<const T>(tau_block), front.block(c0, c1, height, w - c1));
+    }
+  }
+
+  /// Front f's staircase in the maps' placement: column j is nonzero in rows [0, stair[j]).
+  std::vector<I> staircase(I f) const {
+    const I r = rows(f), c = ncols(f), base = maps.stack_ptr[f];
+    std::vector<I> stair(static_cast<std::size_t>(c));
+    for (I j = 0, i = 0; j < c; ++j) {
+      while (i < r && maps.row_key[base + maps.row_source[base + i]] <= j) ++i;
+      stair[j] = i;
+    }
+    return stair;
+  }
+
+  /// Copies the finished fronts' results to the host (the launch is complete): the R rows and
+  /// carried columns, or the whole front and tau when the reflectors are kept.
+  void copy_out(const std::vector<I>& fs) {
+    for (const I f : fs) {
+      const FrontInfo& fr = an().fronts[f];
+      Front& out = self.fronts_[f];
+      const I r = rows(f), c = ncols(f), live = std::min(r, fr.npiv);
+      out.qr = Matrix<T>(r, width(f));
+      if (self.keep_householder_) {
+        detail::copy_2d(out.qr.data(), out.qr.ld(), MemorySpace::host, front_ptr(f), std::max<I>(1, r),
+                        space, r, width(f), sizeof(T));
+      } else {
+        detail::copy_2d(out.qr.data(), out.qr.ld(), MemorySpace::host, front_ptr(f), std::max<I>(1, r),
+                        space, live, c, sizeof(T));
+        if (k > 0)
+          detail::copy_2d(out.qr.data() + c * out.qr.ld(), out.qr.ld(), MemorySpace::host,
+                          front_ptr(f) + c * r, std::max<I>(1, r), space, r, k, sizeof(T));
+      }
+      out.tau.assign(static_cast<std::size_t>(tau_elems(f)), T(0));
+      if (self.keep_householder_)
+        detail::copy_2d(out.tau.data(), tau_elems(f), MemorySpace::host,
+                        arena.data() + tau_at[f], tau_elems(f), space, tau_elems(f), 1, sizeof(T));
+      out.rows = r;
+      out.live = live;
+      out.cb_rows = std::max<I>(0, std::min(r - live, fr.cb_cols));
+      out.pivot_row.assign(static_cast<std::size_t>(fr.npiv), -1);
+      for (I i = 0; i < live; ++i) out.pivot_row[i] = i;
+      out.row_source.assign(maps.row_source.begin() + maps.stack_ptr[f],
+                            maps.row_source.begin() + maps.stack_ptr[f + 1]);
+    }
+  }
+
+  /// R's rows and the carried rows of fronts `fs` (copied out), with the CPU twin's code; in
+  /// Q-less mode the fronts' host copies are released.
+  void take_out(const std::vector<I>& fs) {
+    for (const I f : fs) {
+      twin.take_r_rows(f, 0);
+      twin.take_carried(f);
+      Front& out = self.fronts_[f];
+      if (!self.keep_householder_) {
+        out.qr = Matrix<T>();
+        std::vector<T>().swap(out.tau);
+        std::vector<I>().swap(out.row_source);
+      } else {
+        twin.compact_reflectors(f);
+      }
+    }
+  }
+};
+
+}  // namespace gpuqr

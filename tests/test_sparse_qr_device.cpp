@@ -1,0 +1,327 @@
+// The sparse QR's stage-arena driver (src/core/sparse_qr_device.hpp) against the CPU twin, on
+// both backends: on the CPU (the driver forced onto a host arena with the CPU twins of the
+// leaves, so CI checks its bookkeeping) and on a CUDA device (skipped with a message without
+// one). Every run is checked on its own numbers (R's backward error, the least-squares
+// optimality of its solutions) and against the twin's factorization of the same matrix (rank,
+// zero pivots, nnz(R), R and solutions within rounding); forced staging must not change the
+// result; a pivot at the rank-detection tolerance falls back to the twin, which says so.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "gpuqr/sparse_qr.hpp"
+#include "src/core/sparse_assembly.hpp"
+#include "src/core/sparse_qr_detail.hpp"
+#include "src/core/sparse_stages.hpp"
+#include "tests/support/backends.hpp"
+#include "tests/support/sparse_corpus.hpp"
+#include "tests/support/sparse_qr_checks.hpp"
+
+namespace {
+
+using namespace gpuqr::testing::sparse;
+using gpuqr::testing::BackendTest;
+
+/// Forces the arena driver onto the CPU for one scope (a CPU context otherwise takes the twin).
+class ArenaOnCpu {
+ public:
+  explicit ArenaOnCpu(bool on) : was_(gpuqr::detail::sparse_arena_on_cpu().exchange(on)) {}
+  ~ArenaOnCpu() { gpuqr::detail::sparse_arena_on_cpu() = was_; }
+
+ private:
+  bool was_;
+};
+
+/// Sets an environment variable for one scope (the driver's tuning knobs).
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const char* value) : name_(name) {
+    const char* old = std::getenv(name);
+    had_ = old != nullptr;
+    if (had_) old_ = old;
+    setenv(name, value, 1);
+  }
+  ~ScopedEnv() {
+    if (had_) setenv(name_, old_.c_str(), 1);
+    else unsetenv(name_);
+  }
+
+ private:
+  const char* name_;
+  bool had_ = false;
+  std::string old_;
+};
+
+template <class T>
+CscMatrix<T> cast(const CscMatrix<double>& a) {
+  CscMatrix<T> out;
+  out.rows = a.rows;
+  out.cols = a.cols;
+  out.col_ptr = a.col_ptr;
+  out.row_indices = a.row_indices;
+  out.values.assign(a.values.begin(), a.values.end());
+  return out;
+}
+
+/// ||R1 - R0||_F / ||R0||_F on the union of the two patterns.
+template <class T>
+double r_difference(const SparseQR<T>& r0q, const SparseQR<T>& r1q) {
+  const CscMatrix<T> r0 = r0q.r(), r1 = r1q.r();
+  Matrix<double> d0 = r0.to_dense().cols() > 0 ? to_double(r0.to_dense()) : Matrix<double>();
+  Matrix<double> d1 = r1.to_dense().cols() > 0 ? to_double(r1.to_dense()) : Matrix<double>();
+  double diff = 0, norm = 0;
+  for (I j = 0; j < d0.cols(); ++j)
+    for (I i = 0; i < d0.rows(); ++i) {
+      diff += (d1(i, j) - d0(i, j)) * (d1(i, j) - d0(i, j));
+      norm += d0(i, j) * d0(i, j);
+    }
+  return norm > 0 ? std::sqrt(diff / norm) : std::sqrt(diff);
+}
+
+class SparseArena : public BackendTest {
+ protected:
+  /// Options that put the numeric factorization on this test's backend's arena.
+  SparseQROptions arena_options(SparseQROptions opt) {
+    opt.context = ctx();
+    return opt;
+  }
+  bool on_cpu() { return !ctx().is_cuda(); }
+
+  /// Factors `a` with the twin and on the arena; checks the arena's result on its own and
+  /// against the twin's. Returns whether the arena run fell back.
+  template <class T>
+  bool compare_with_twin(const CscMatrix<T>& a, SparseQROptions opt, const std::string& what) {
+    SCOPED_TRACE(what);
+    ArenaOnCpu force(on_cpu());
+    const SparseQR<T> twin = [&] {
+      ArenaOnCpu off(false);
+      return SparseQR<T>(a, opt);
+    }();
+    const SparseQR<T> dev(a, arena_options(opt));
+    const bool fell_back = !dev.factor_stats().fallback.empty();
+    if (fell_back) {
+      EXPECT_EQ(dev.factor_stats().ran_on, "cpu");
+      EXPECT_GE(opt.tolerance, -2.0);  // only rank detection falls back
+      EXPECT_LT(twin.rank(), a.cols) << "fell back without a dead column on the CPU";
+    } else {
+      EXPECT_EQ(dev.factor_stats().ran_on, to_string(ctx().backend()));
+    }
+    EXPECT_EQ(dev.rank(), twin.rank());
+    EXPECT_EQ(dev.zero_pivots(), twin.zero_pivots());
+    EXPECT_EQ(dev.factor_stats().stages, twin.factor_stats().stages);
+    EXPECT_EQ(dev.factor_stats().launches, twin.factor_stats().launches);
+    if (twin.zero_pivots().empty()) {
+      EXPECT_EQ(dev.nnz_r(), twin.nnz_r());
+      // R is unique up to rounding (LAPACK's sign convention on both sides) for a full-rank
+      // A; its perturbation is within eps times A's condition (grid and corpus: modest).
+      const double cond_guard = 1.0 / std::max(twin.rcond_estimate(), 1e-30);
+      EXPECT_LT(r_difference(twin, dev),
+                1e3 * gpuqr::accuracy::eps<T>() * std::max(1.0, std::min(cond_guard, 1e6)))
+          << "R differs from the twin's";
+      EXPECT_LT(rtr_ratio(a, dev), 30.0);
+      if (a.rows >= a.cols && opt.keep_householder) {
+        const Matrix<T> b = random_dense<T>(a.rows, 2, 5);
+        const Matrix<T> x = dev.solve(b.view());
+        std::vector<double> xs(a.cols), bs(a.rows);
+        for (I i = 0; i < a.cols; ++i) xs[i] = x(i, 1);
+        for (I i = 0; i < a.rows; ++i) bs[i] = b(i, 1);
+        EXPECT_LT(sparse_optimality_ratio(a, xs, bs), 30.0);
+      }
+    }
+    return fell_back;
+  }
+
+  template <class T>
+  void corpus() {
+    int ran = 0, fell = 0;
+    for (const auto& [name, a0] : gpuqr::testing::sparse_corpus()) {
+      if (a0.cols == 0 || a0.nnz() == 0) continue;
+      const CscMatrix<T> a = cast<T>(a0);
+      for (const double tol : {-1.0, -2.0}) {
+        SparseQROptions opt = any_ordering();
+        opt.tolerance = tol;
+        const bool f = compare_with_twin(a, opt, name + " tol " + std::to_string(tol));
+        fell += f ? 1 : 0;
+        ran += f ? 0 : 1;
+      }
+    }
+    EXPECT_GT(ran, 20) << "too few corpus runs stayed on the arena";
+    EXPECT_GT(fell, 0) << "the corpus' rank-deficient matrices should fall back";
+  }
+
+  template <class T>
+  void grid_both_routes() {
+    const CscMatrix<T> a = grid_gradient<T>(20);
+    SparseQROptions opt = any_ordering();
+    EXPECT_FALSE(compare_with_twin(a, opt, "grid 20, default routes"));
+    {  // every front by the blocked dense QR on its staircase, in blocks of 8 columns
+      ScopedEnv dense("GPUQR_SPARSE_DENSE_MIN", "1");
+      ScopedEnv block("GPUQR_SPARSE_BLOCK", "8");
+      ArenaOnCpu force(on_cpu());
+      const SparseQR<T> dev(a, arena_options(opt));
+      EXPECT_EQ(dev.factor_stats().batched_fronts, 0);
+      EXPECT_GT(dev.factor_stats().dense_fronts, 0);
+      EXPECT_FALSE(compare_with_twin(a, opt, "grid 20, all dense"));
+    }
+    {  // every front by the batched QR
+      ScopedEnv dense("GPUQR_SPARSE_DENSE_MIN", "1000000");
+      ArenaOnCpu force(on_cpu());
+      const SparseQR<T> dev(a, arena_options(opt));
+      EXPECT_EQ(dev.factor_stats().dense_fronts, 0);
+      EXPECT_GT(dev.factor_stats().batched_fronts, 0);
+      EXPECT_FALSE(compare_with_twin(a, opt, "grid 20, all batched"));
+    }
+  }
+
+  /// Staging on the arena: the smallest cap the planner accepts gives several stages and the
+  /// same factorization (to rounding; each front's QR is the same call either way).
+  template <class T>
+  void staged() {
+    const CscMatrix<T> a = grid_gradient<T>(22);
+    ArenaOnCpu force(on_cpu());
+    SparseQROptions opt = arena_options(any_ordering());
+    const SparseQR<T> whole(a, opt);
+    const gpuqr::detail::CscPattern pat{a.rows, a.cols, a.col_ptr.data(), a.row_indices.data()};
+    const auto maps = gpuqr::detail::build_sparse_assembly_maps(whole.analysis(), pat);
+    I need = 0;
+    for (I f = 0; f < static_cast<I>(whole.analysis().fronts.size()); ++f)
+      need = std::max(need, gpuqr::detail::front_min_stage_bytes(whole.analysis(), maps, f,
+                                                                 {static_cast<I>(sizeof(T)), 0}));
+    opt.memory_cap_bytes = need;
+    const SparseQR<T> st(a, opt);
+    EXPECT_GE(st.factor_stats().stages, 4);
+    EXPECT_GT(st.factor_stats().carried_bytes, 0);
+    EXPECT_LE(st.factor_stats().peak_stage_bytes, need);
+    EXPECT_EQ(st.rank(), whole.rank());
+    EXPECT_EQ(st.nnz_r(), whole.nnz_r());
+    EXPECT_LT(r_difference(whole, st), 1e2 * gpuqr::accuracy::eps<T>());
+    EXPECT_LT(rtr_ratio(a, st), 30.0);
+    const Matrix<T> b = random_dense<T>(a.rows, 1, 9);
+    const Matrix<T> x = st.solve(b.view());
+    std::vector<double> xs(a.cols), bs(a.rows);
+    for (I i = 0; i < a.cols; ++i) xs[i] = x(i, 0);
+    for (I i = 0; i < a.rows; ++i) bs[i] = b(i, 0);
+    EXPECT_LT(sparse_optimality_ratio(a, xs, bs), 30.0);
+  }
+
+  /// Right-hand sides carried through the fronts, reflectors kept or not, staged or not:
+  /// C = Q^T B agrees with the twin's and its solutions are least-squares optimal.
+  template <class T>
+  void carried() {
+    const CscMatrix<T> a = grid_gradient<T>(14);
+    const Matrix<T> b = random_dense<T>(a.rows, 3, 13);
+    ArenaOnCpu force(on_cpu());
+    for (const bool keep : {true, false}) {
+      for (const bool stage : {false, true}) {
+        SCOPED_TRACE(std::string(keep ? "kept" : "Q-less") + (stage ? ", staged" : ""));
+        SparseQROptions opt = any_ordering();
+        opt.keep_householder = keep;
+        const SparseQR<T> twin = [&] {
+          ArenaOnCpu off(false);
+          return SparseQR<T>(a, b.view(), opt);
+        }();
+        opt = arena_options(opt);
+        if (stage) opt.memory_cap_bytes = twin.factor_stats().peak_stage_bytes / 3;
+        const SparseQR<T> dev(a, b.view(), opt);
+        EXPECT_TRUE(dev.factor_stats().fallback.empty());
+        if (stage) EXPECT_GT(dev.factor_stats().stages, 1);
+        EXPECT_EQ(dev.keeps_householder(), keep);
+        const Matrix<T>& c0 = twin.qtb();
+        const Matrix<T>& c1 = dev.qtb();
+        ASSERT_EQ(c1.rows(), c0.rows());
+        ASSERT_EQ(c1.cols(), c0.cols());
+        double diff = 0, norm = 0;
+        for (I j = 0; j < c0.cols(); ++j)
+          for (I i = 0; i < c0.rows(); ++i) {
+            const double d = static_cast<double>(c1(i, j)) - static_cast<double>(c0(i, j));
+            diff += d * d;
+            norm += static_cast<double>(c0(i, j)) * static_cast<double>(c0(i, j));
+          }
+        EXPECT_LT(std::sqrt(diff / norm), 1e3 * gpuqr::accuracy::eps<T>()) << "Q^T B differs";
+        const Matrix<T> x = dev.solve_carried();
+        for (I j = 0; j < 3; ++j) {
+          std::vector<double> xs(a.cols), bs(a.rows);
+          for (I i = 0; i < a.cols; ++i) xs[i] = x(i, j);
+          for (I i = 0; i < a.rows; ++i) bs[i] = b(i, j);
+          EXPECT_LT(sparse_optimality_ratio(a, xs, bs), 30.0) << "right-hand side " << j;
+        }
+        if (keep) {  // the kept reflectors give the same C
+          const Matrix<T> c2 = dev.apply_qt(b.view());
+          double d2 = 0;
+          for (I j = 0; j < c0.cols(); ++j)
+            for (I i = 0; i < c0.rows(); ++i)
+              d2 += (static_cast<double>(c2(i, j)) - c1(i, j)) * (static_cast<double>(c2(i, j)) - c1(i, j));
+          EXPECT_LT(std::sqrt(d2 / norm), 1e3 * gpuqr::accuracy::eps<T>());
+        }
+      }
+    }
+  }
+
+  /// A duplicated column: dead on the CPU; the arena run must fall back and say so, and give
+  /// exactly the twin's factorization.
+  template <class T>
+  void rank_deficient_falls_back() {
+    CscMatrix<T> g = grid_gradient<T>(10);
+    std::vector<I> ii, jj;
+    std::vector<T> vv;
+    for (I c = 0; c < g.cols; ++c)
+      for (I p = g.col_ptr[c]; p < g.col_ptr[c + 1]; ++p) {
+        ii.push_back(g.row_indices[p]);
+        jj.push_back(c);
+        vv.push_back(g.values[p]);
+        if (c == 7) {  // column n is a copy of column 7
+          ii.push_back(g.row_indices[p]);
+          jj.push_back(g.cols);
+          vv.push_back(g.values[p]);
+        }
+      }
+    const CscMatrix<T> a = CscMatrix<T>::from_triplets(g.rows, g.cols + 1, ii, jj, vv);
+    ArenaOnCpu force(on_cpu());
+    const SparseQR<T> dev(a, arena_options(any_ordering()));
+    EXPECT_FALSE(dev.factor_stats().fallback.empty());
+    EXPECT_EQ(dev.rank(), a.cols - 1);
+    const SparseQR<T> twin = [&] {
+      ArenaOnCpu off(false);
+      return SparseQR<T>(a, any_ordering());
+    }();
+    EXPECT_EQ(dev.zero_pivots(), twin.zero_pivots());
+    EXPECT_EQ(r_difference(twin, dev), 0.0);
+    // Rank detection off: no fallback; the exact zero pivot (if any) is reported as the twin.
+    SparseQROptions off = arena_options(any_ordering());
+    off.tolerance = -1;
+    const SparseQR<T> dev_off(a, off);
+    EXPECT_TRUE(dev_off.factor_stats().fallback.empty());
+    EXPECT_EQ(dev_off.factor_stats().ran_on, to_string(ctx().backend()));
+  }
+};
+
+TEST_P(SparseArena, CorpusAgreesWithTwin) {
+  if (is_double()) corpus<double>();
+  else corpus<float>();
+}
+TEST_P(SparseArena, GridBothRoutes) {
+  if (is_double()) grid_both_routes<double>();
+  else grid_both_routes<float>();
+}
+TEST_P(SparseArena, StagedSameResult) {
+  if (is_double()) staged<double>();
+  else staged<float>();
+}
+TEST_P(SparseArena, CarriedRhsKeptAndQless) {
+  if (is_double()) carried<double>();
+  else carried<float>();
+}
+TEST_P(SparseArena, RankDeficientFallsBack) {
+  if (is_double()) rank_deficient_falls_back<double>();
+  else rank_deficient_falls_back<float>();
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, SparseArena, gpuqr::testing::all_backend_cases(),
+                         gpuqr::testing::case_name);
+
+}  // namespace
