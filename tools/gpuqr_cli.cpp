@@ -87,13 +87,15 @@ gpuqr::HouseholderQR) and reports the time and the accuracy of x.
 A and b are Matrix Market files (array or coordinate; real, integer or pattern; general,
 symmetric or skew-symmetric). b must be m x 1.
 
-A coordinate (sparse) A on the CPU backend is solved by sparse multifrontal QR
-(gpuqr::SparseQR, COLAMD column ordering; the natural ordering, with a note, in a build
-without SuiteSparse), never densified. Its rank detection (as SuiteSparseQR's: a column whose
+A coordinate (sparse) A is solved by sparse multifrontal QR (gpuqr::SparseQR, COLAMD column
+ordering; the natural ordering, with a note, in a build without SuiteSparse), never
+densified: on the CUDA backend the fronts are assembled and factored on the GPU, on the CPU
+backend by the CPU code. Its rank detection (as SuiteSparseQR's: a column whose
 remaining norm is <= tol = 20 (m + n) eps max_j ||A(:, j)||_2 is dropped) reports the
 numerical rank; when it is below n, x is the basic solution (zero on the dropped columns) and
-the tool prints how many columns were dropped. On the CUDA backend a sparse A is densified
-(sparse GPU QR is not available yet); --dense densifies it on the CPU too.
+the tool prints how many columns were dropped (on the GPU, a dropped column makes the
+factorization run again on the CPU, and the tool says so). --dense densifies a sparse A and
+uses the dense QR instead.
 
 Without b the tool makes a problem whose solution is known:
   x_true(i) = 1 + i/n            (i = 0 .. n-1)
@@ -110,7 +112,7 @@ options:
                              The accuracy measures are always computed in double.
   --repeat N                 factor and solve N times; report the best time and the first
                              (default 1)
-  --dense                    densify a sparse A and use the dense QR (CPU backend)
+  --dense                    densify a sparse A and use the dense QR
   --verbose                  sparse path: also print the analysis (fronts, nnz(R), flops,
                              peak memory, arithmetic intensity, analysis and factor times)
   -o, --output x.mtx         write x (n x 1) as a Matrix Market array file
@@ -273,9 +275,10 @@ const char* ordering_name(ColumnOrdering ordering) {
 /// SparseQR with the problem's ordering; COLAMD missing (NotCompiled) switches the problem to
 /// the natural ordering with a note.
 template <class T>
-SparseQR<T> sparse_factor(const CscMatrix<T>& a, Problem& p) {
+SparseQR<T> sparse_factor(const CscMatrix<T>& a, Problem& p, const Context& ctx = Context::cpu()) {
   SparseQROptions options;
   options.analysis.ordering = p.ordering;
+  options.context = ctx;
   try {
     return SparseQR<T>(a, options);
   } catch (const NotCompiled&) {
@@ -399,16 +402,14 @@ Problem load_problem(const LstsqOptions& o, bool on_device) {
   p.m = m;
   p.n = n;
   if (mm.is_sparse()) {
-    if (on_device) {
-      field("note", "sparse input densified for the GPU (sparse GPU QR not yet available)");
-    } else if (o.dense) {
+    if (o.dense) {
       field("note", "sparse input densified (--dense)");
     } else {
       p.sparse_path = true;
       p.ordering = sparse_orderings_available() ? ColumnOrdering::colamd
                                                 : ColumnOrdering::natural;
-      field("method", std::string("sparse multifrontal QR (CPU), ") +
-                          ordering_name(p.ordering));
+      field("method", std::string("sparse multifrontal QR (") + (on_device ? "GPU" : "CPU") +
+                          "), " + ordering_name(p.ordering));
       if (p.ordering == ColumnOrdering::natural) {
         field("note", "COLAMD not compiled in (gpuqr built without SuiteSparse): natural "
                       "column ordering");
@@ -634,7 +635,7 @@ double live_rcond(const SparseQR<T>& qr) {
 /// The sparse path (CPU): SparseQR<T> factors (analysis included) and solves; the accuracy is
 /// measured with sparse products in double. A rank-deficient A gets the basic solution.
 template <class T>
-int solve_sparse(Problem& p, const LstsqOptions& o) {
+int solve_sparse(const Context& ctx, Problem& p, const LstsqOptions& o) {
   const CscMatrix<T> a = p.sparse->template cast<T>();
   const Matrix<T> b = convert<T, double>(p.b.view());
 
@@ -646,7 +647,7 @@ int solve_sparse(Problem& p, const LstsqOptions& o) {
     Timing t;
     const auto t1 = Clock::now();
     qr.reset();
-    qr.emplace(sparse_factor<T>(a, p));
+    qr.emplace(sparse_factor<T>(a, p, ctx));
     t.factor = ms_since(t1);
     const auto t2 = Clock::now();
     x = qr->solve(b.view(), &residual_norms);
@@ -656,7 +657,8 @@ int solve_sparse(Problem& p, const LstsqOptions& o) {
 
   field("precision", std::string(o.single ? "single" : "double") +
                          fmt(" (eps %.2g)", accuracy::eps<T>()));
-  field("backend", Context::cpu().describe());
+  field("backend", ctx.describe());
+  if (!qr->factor_stats().fallback.empty()) field("note", qr->factor_stats().fallback);
   const Timing& best = best_run(runs);
   const std::string time = describe_runs(runs);
   field("time", time);
@@ -793,7 +795,8 @@ int cmd_lstsq(const std::vector<std::string>& args) {
   // The context first: a bad --backend cuda fails before any reading.
   const Context ctx = Context::from_choice(o.backend);
   Problem p = load_problem(o, ctx.is_cuda());
-  if (p.sparse_path) return o.single ? solve_sparse<float>(p, o) : solve_sparse<double>(p, o);
+  if (p.sparse_path)
+    return o.single ? solve_sparse<float>(ctx, p, o) : solve_sparse<double>(ctx, p, o);
   return o.single ? solve_and_report<float>(ctx, p, o) : solve_and_report<double>(ctx, p, o);
 }
 

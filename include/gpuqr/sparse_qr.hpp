@@ -97,6 +97,9 @@ struct SparseFactorStats {
   /// Fronts factored by the batched QR and by the blocked dense QR (CUDA runs).
   std::int64_t batched_fronts = 0;
   std::int64_t dense_fronts = 0;
+  /// Of the dense fronts, those factored by one geqrf call on the whole front (their
+  /// staircase saves little); the others by blocks of columns on their staircase.
+  std::int64_t whole_fronts = 0;
 };
 
 /// The multifrontal QR factorization A Q = Q_H R of a sparse m x n matrix (any m, n) on the

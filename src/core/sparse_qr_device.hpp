@@ -113,17 +113,24 @@ struct SparseQR<T>::Device {
   // Per carried-in child, valid in the stage that packs it: its compact block's offset.
   std::vector<I> cb_at;
 
+  /// The caller's context (its stream and handles) with the NaN/Inf check of the dense calls
+  /// off for the factorization's duration (A was checked; fronts only hold its transforms,
+  /// and on a device each check would wait for the stream); restored on exit.
+  bool was_checking;
+
   Device(SparseQR<T>& s, Twin& t, const CscMatrix<T>& a_, const MatrixView<const T>* b_,
          const detail::SparseAssemblyMaps& m, const Context& user, double tol_)
-      : self(s), twin(t), a(a_), b(b_), maps(m), ctx(user.is_cuda()
-                                                         ? Context::cuda(user.device(), user.stream())
-                                                         : Context::cpu()),
+      : self(s), twin(t), a(a_), b(b_), maps(m), ctx(user.is_cuda() ? user : Context::cpu()),
         tol(tol_), k(b_ != nullptr ? b_->cols() : 0), space(detail::space_of(ctx)),
         dev(ctx.device()),
         dense_min(detail::env_int("GPUQR_SPARSE_DENSE_MIN", 384)),
-        block(detail::env_int("GPUQR_SPARSE_BLOCK", 256)) {
-    ctx.set_check_finite(false);  // A was checked; fronts only hold its transforms
+        block(detail::env_int("GPUQR_SPARSE_BLOCK", 256)),
+        was_checking(ctx.check_finite()) {
+    ctx.set_check_finite(false);
   }
+  ~Device() { ctx.set_check_finite(was_checking); }
+  Device(const Device&) = delete;
+  Device& operator=(const Device&) = delete;
 
   const SparseAnalysis& an() const { return self.analysis_; }
   I ncols(I f) const { return static_cast<I>(an().fronts[f].cols.size()); }
@@ -178,9 +185,10 @@ struct SparseQR<T>::Device {
     small_count = detail::ArenaArray<I>(std::vector<I>{0}, space, dev);
   }
 
-  /// Runs the plan. Returns false when rank detection found a pivot at or below tol (the
-  /// caller reruns on the CPU twin); self's fronts, twin's R rows and carried rows are filled.
-  bool run(const detail::SparseStagePlan& plan, const detail::SparseSchedule& sched) {
+  /// Runs the plan. Returns how many factored pivots have |R(j,j)| <= tol (0 without rank
+  /// detection): when any, the caller reruns on the CPU twin. Fills self's fronts and the
+  /// twin's R rows and carried rows.
+  I run(const detail::SparseStagePlan& plan, const detail::SparseSchedule& sched) {
     const I nf = static_cast<I>(an().fronts.size());
     at.assign(nf, -1);
     tau_at.assign(nf, -1);
@@ -212,11 +220,11 @@ struct SparseQR<T>::Device {
       take_out(pending);
       end_stage(st);
     }
-    if (tol < 0) return true;
+    if (tol < 0) return 0;
     std::vector<I> count(1, 0);
     detail::copy_2d(count.data(), 1, MemorySpace::host, small_count.data(), 1, space, 1, 1,
                     sizeof(I));
-    return count[0] == 0;
+    return count[0];
   }
 
   /// Lays out stage st's arena (zeroed) and brings back its carried-in blocks.
@@ -368,6 +376,23 @@ struct SparseQR<T>::Device {
     const std::vector<I> stair = staircase(f);
     const MatrixView<T> front(front_ptr(f), r, w, r, space, dev);
     T* tau = arena.data() + tau_at[f];
+    // A front whose staircase saves little (the rows below it are under a fifth of the
+    // columns' heights) is one geqrf call: the blocked driver's look-ahead then overlaps its
+    // panels with the trailing update, which block-by-block calls cannot.
+    double stair_rows = 0, full_rows = 0;
+    for (I j = 0; j < kf; ++j) {
+      stair_rows += static_cast<double>(std::max<I>(stair[j] - j, 0));
+      full_rows += static_cast<double>(r - j);
+    }
+    if (stair_rows >= 0.8 * full_rows) {
+      const VectorView<T> tau_all(tau, kf, space, dev);
+      geqrf<T>(ctx, front.block(0, 0, r, c), tau_all);
+      if (k > 0)
+        ormqr<T>(ctx, Side::left, Op::trans, MatrixView<const T>(front.block(0, 0, r, kf)),
+                 VectorView<const T>(tau_all), front.block(0, c, r, k));
+      ++self.stats_.whole_fronts;
+      return;
+    }
     for (I c0 = 0; c0 < kf; c0 += block) {
       const I c1 = std::min(c0 + block, kf);
       const I height = std::max(stair[c1 - 1], c0) - c0;
