@@ -9,7 +9,8 @@
 //   cpu   SparseQR<double> on Context::cpu() with threads = 0 (every hardware thread);
 //   spqr  SuiteSparseQR on the CPU with SPQR_nthreads = 0 (its default, which only matters
 //         in a TBB build of SPQR) and OpenBLAS's default thread count (OPENBLAS_NUM_THREADS
-//         when set, else every core); the header says which, and whether TBB is loaded.
+//         when set, else every core); the header says which, whether TBB is loaded, and
+//         which BLAS and LAPACK libraries are (a reference libblas.so.3 would make it slow).
 // Modes (--mode kept|qless|both, default both):
 //   kept   Householder vectors kept: SparseQR(A, options); SuiteSparseQR_factorize.
 //   qless  R only, one right-hand side b carried through the fronts: SparseQR(A, b, options)
@@ -66,6 +67,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <initializer_list>
 #include <limits>
 #include <optional>
 #include <string>
@@ -366,17 +368,26 @@ void print_summary(const std::vector<ProblemRow>& rows, const Options& o) {
 
 // ---- setup --------------------------------------------------------------------------------
 
-/// Whether a shared library whose path contains `name` is loaded in this process.
-bool library_loaded(const char* name) {
+/// The shared libraries loaded in this process whose file name (symbolic links resolved)
+/// contains one of `parts`, comma separated; "" when none.
+std::string loaded_libraries(std::initializer_list<const char*> parts) {
   struct Query {
-    const char* name;
-    bool found;
-  } query{name, false};
+    std::initializer_list<const char*> parts;
+    std::string found;
+  } query{parts, {}};
   dl_iterate_phdr(
       [](dl_phdr_info* info, std::size_t, void* data) {
         auto* q = static_cast<Query*>(data);
-        if (info->dlpi_name != nullptr && std::strstr(info->dlpi_name, q->name) != nullptr) {
-          q->found = true;
+        if (info->dlpi_name == nullptr || info->dlpi_name[0] == '\0') return 0;
+        char* resolved = realpath(info->dlpi_name, nullptr);
+        const std::string path = resolved != nullptr ? resolved : info->dlpi_name;
+        std::free(resolved);
+        const std::string file = path.substr(path.find_last_of('/') + 1);
+        for (const char* part : q->parts) {
+          if (file.find(part) != std::string::npos) {
+            q->found += (q->found.empty() ? "" : ", ") + path;
+            break;
+          }
         }
         return 0;
       },
@@ -408,10 +419,12 @@ void print_setup(const Options& o, const std::optional<Context>& gpu,
         "spqr: SuiteSparseQR %d.%d.%d, SPQR_nthreads = 0 (TBB %s), BLAS threads: "
         "OpenBLAS default (%s)\n",
         SPQR_MAIN_VERSION, SPQR_SUB_VERSION, SPQR_SUBSUB_VERSION,
-        library_loaded("libtbb") ? "loaded: its default, every core"
-                                 : "not loaded: SPQR_nthreads has no effect",
+        loaded_libraries({"libtbb"}).empty() ? "not loaded: SPQR_nthreads has no effect"
+                                             : "loaded: its default, every core",
         env ? (std::string("OPENBLAS_NUM_THREADS=") + env).c_str()
             : (std::to_string(cores) + " = every core").c_str());
+    std::printf("      BLAS and LAPACK loaded: %s\n",
+                loaded_libraries({"libblas", "openblas", "liblapack.", "mkl"}).c_str());
   }
   std::printf(
       "intensity = flops / front bytes, front bytes = sum over fronts of rows x cols x 8;"
