@@ -10,7 +10,8 @@ namespace {
 constexpr const char* kFormat =
     "%-6s %7s %7s %5s %4s %-7s %10s %9s  %-8s %10s %9s %8s  %9s %9s %9s %9s  %s\n";
 
-/// `value` with printf `spec`, or "-" when it is missing.
+}  // namespace
+
 std::string fmt(double value, const char* spec) {
   if (std::isnan(value)) return "-";
   char buf[64];
@@ -18,15 +19,12 @@ std::string fmt(double value, const char* spec) {
   return buf;
 }
 
-/// A JSON number, or null for NaN/Inf.
 std::string json_number(double value) {
   if (!std::isfinite(value)) return "null";
   char buf[64];
   std::snprintf(buf, sizeof buf, "%.9g", value);
   return buf;
 }
-
-}  // namespace
 
 void print_header(std::FILE* out) {
   std::fprintf(out, kFormat, "op", "m", "n", "nrhs", "prec", "backend", "time_ms", "gflops",

@@ -43,7 +43,13 @@ void print_row(std::FILE* out, const Row& row);
 /// `row` as one JSON object on one line (no trailing newline); NaN values become null.
 std::string to_json(const Row& row);
 
+/// `value` with printf `spec`, or "-" when it is missing (NaN).
+std::string fmt(double value, const char* spec);
+
 /// `text` as a JSON string literal, quotes included.
 std::string json_string(const std::string& text);
+
+/// `value` as a JSON number (9 significant digits), or null for NaN/Inf.
+std::string json_number(double value);
 
 }  // namespace gpuqr::bench

@@ -5,36 +5,20 @@
 // time and the memory it holds against the kept-vectors one.
 //
 //   gpuqr_sparse_vs_spqr A.mtx [more.mtx ...]
-#include <SuiteSparseQR.hpp>
-
 #include <chrono>
-#include <cstdlib>
 #include <cstdio>
+#include <cstdlib>
 #include <exception>
 #include <string>
 
+#include "bench/spqr_support.hpp"
 #include "gpuqr/io.hpp"
 #include "gpuqr/sparse_qr.hpp"
 
 namespace {
 
-double seconds_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
-
-/// A CHOLMOD copy of a CSC matrix (64-bit indices); the caller frees it.
-cholmod_sparse* to_cholmod(const gpuqr::CscMatrix<double>& a, cholmod_common* cc) {
-  cholmod_sparse* c = cholmod_l_allocate_sparse(a.rows, a.cols, a.nnz(), 1, 1, 0, CHOLMOD_REAL, cc);
-  auto* p = static_cast<SuiteSparse_long*>(c->p);
-  auto* i = static_cast<SuiteSparse_long*>(c->i);
-  auto* x = static_cast<double*>(c->x);
-  for (std::int64_t j = 0; j <= a.cols; ++j) p[j] = a.col_ptr[j];
-  for (std::int64_t k = 0; k < a.nnz(); ++k) {
-    i[k] = a.row_indices[k];
-    x[k] = a.values[k];
-  }
-  return c;
-}
+using gpuqr::bench::seconds_since;
+using gpuqr::bench::to_cholmod;
 
 int g_threads = 1;  // --threads: SparseQROptions::threads for ours
 
@@ -52,10 +36,11 @@ void compare(const char* path) {
   const auto t0 = std::chrono::steady_clock::now();
   const gpuqr::SparseQR<double> qr(a, options);
   ours = seconds_since(t0);
-  std::printf("  gpuqr  %8.3f s  nnz(R) %10lld  flops %.3g  rank %lld  (default tolerance, %d "
-              "thread%s)\n",
-              ours, static_cast<long long>(qr.nnz_r()), qr.analysis().flops,
-              static_cast<long long>(qr.rank()), g_threads, g_threads == 1 ? "" : "s");
+  std::printf(
+      "  gpuqr  %8.3f s  nnz(R) %10lld  flops %.3g  rank %lld  (default tolerance, %d "
+      "thread%s)\n",
+      ours, static_cast<long long>(qr.nnz_r()), qr.analysis().flops,
+      static_cast<long long>(qr.rank()), g_threads, g_threads == 1 ? "" : "s");
   // Q-less (B = ones carried through the fronts, Householder vectors discarded): time and the
   // memory the factorization holds, against the kept-vectors factorization above.
   gpuqr::Matrix<double> b(a.rows, 1);
@@ -65,10 +50,11 @@ void compare(const char* path) {
   const auto q0 = std::chrono::steady_clock::now();
   const gpuqr::SparseQR<double> qless(a, b.view(), qless_options);
   const double qless_s = seconds_since(q0);
-  std::printf("  gpuqr Q-less (B m x 1 carried) %8.3f s  holds %.1f MB (kept vectors: %.1f MB, "
-              "%.1fx)\n",
-              qless_s, qless.stored_bytes() / 1e6, qr.stored_bytes() / 1e6,
-              static_cast<double>(qr.stored_bytes()) / static_cast<double>(qless.stored_bytes()));
+  std::printf(
+      "  gpuqr Q-less (B m x 1 carried) %8.3f s  holds %.1f MB (kept vectors: %.1f MB, "
+      "%.1fx)\n",
+      qless_s, qless.stored_bytes() / 1e6, qr.stored_bytes() / 1e6,
+      static_cast<double>(qr.stored_bytes()) / static_cast<double>(qless.stored_bytes()));
   cholmod_common cc;
   cholmod_l_start(&cc);
   cholmod_sparse* c = to_cholmod(a, &cc);
