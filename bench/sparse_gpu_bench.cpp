@@ -268,6 +268,17 @@ void print_problem_row(const ProblemRow& r) {
               count(r.ours().rank).c_str(), count(r.spqr.rank).c_str(), r.ran_on().c_str(),
               fmt(relative_residual, "%.2e").c_str(), fmt(r.rdiff(), "%+.1e").c_str());
   if (!r.gpu.stats.fallback.empty()) std::printf("  fallback: %s\n", r.gpu.stats.fallback.c_str());
+  if (r.gpu.ran) {  // where the GPU run's time went (SparseFactorStats, last timed run)
+    const SparseFactorStats& g = r.gpu.stats;
+    std::printf("  gpu parts: analysis %.3f plan %.3f numeric %.3f (wait %.3f copy %.3f rows "
+                "%.3f) finish %.3f s; %lld stages, %lld launches, fronts %lld batched / %lld "
+                "dense (%lld whole)\n",
+                g.analysis_seconds, g.plan_seconds, g.numeric_seconds, g.wait_seconds,
+                g.copy_seconds, g.rows_seconds, g.finish_seconds,
+                static_cast<long long>(g.stages), static_cast<long long>(g.launches),
+                static_cast<long long>(g.batched_fronts), static_cast<long long>(g.dense_fronts),
+                static_cast<long long>(g.whole_fronts));
+  }
   std::fflush(stdout);
 }
 
@@ -313,6 +324,15 @@ std::string problem_json(const ProblemRow& r, const RunInfo& info) {
   };
   j += ",\"ran_on\":" + (r.gpu.ran ? json_string(st.ran_on) : std::string("null"));
   j += ",\"fallback\":" + (r.gpu.ran ? json_string(st.fallback) : std::string("null"));
+  if (r.gpu.ran) {
+    j += ",\"gpu_analysis_s\":" + json_number(st.analysis_seconds) +
+         ",\"gpu_plan_s\":" + json_number(st.plan_seconds) +
+         ",\"gpu_numeric_s\":" + json_number(st.numeric_seconds) +
+         ",\"gpu_wait_s\":" + json_number(st.wait_seconds) +
+         ",\"gpu_copy_s\":" + json_number(st.copy_seconds) +
+         ",\"gpu_rows_s\":" + json_number(st.rows_seconds) +
+         ",\"gpu_finish_s\":" + json_number(st.finish_seconds);
+  }
   j += ",\"batched_fronts\":" + gpu_count(st.batched_fronts);
   j += ",\"dense_fronts\":" + gpu_count(st.dense_fronts);
   j += ",\"stages\":" + gpu_count(st.stages);

@@ -157,7 +157,10 @@ class SparseArena : public BackendTest {
     EXPECT_EQ(dev.factor_stats().stages, twin.factor_stats().stages);
     EXPECT_EQ(dev.factor_stats().launches, twin.factor_stats().launches);
     if (twin.zero_pivots().empty()) {
-      EXPECT_EQ(dev.nnz_r(), twin.nnz_r());
+      // Entries inside R's structure that cancel to exactly zero in one computation and to
+      // rounding noise in the other are not stored / stored: a few may differ.
+      EXPECT_NEAR(static_cast<double>(dev.nnz_r()), static_cast<double>(twin.nnz_r()),
+                  std::max(2.0, 0.01 * static_cast<double>(twin.nnz_r())));
       // R is unique up to rounding (LAPACK's sign convention on both sides) for a full-rank
       // A; its perturbation is within eps times A's condition (grid and corpus: modest).
       const double cond_guard = 1.0 / std::max(twin.rcond_estimate(), 1e-30);

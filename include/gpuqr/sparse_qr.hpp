@@ -100,6 +100,18 @@ struct SparseFactorStats {
   /// Of the dense fronts, those factored by one geqrf call on the whole front (their
   /// staircase saves little); the others by blocks of columns on their staircase.
   std::int64_t whole_fronts = 0;
+  /// Wall-clock seconds of the factorization's parts: the symbolic analysis; the plan (assembly
+  /// maps, stages, schedule); the numeric factorization (on a device: with the uploads, the
+  /// copies out and R's rows built on the host); of that, the host waiting for the device,
+  /// copying between host and device, and turning fronts into R's rows (on the CPU twin this
+  /// is inside the tasks); and the end (R's rows concatenated, C assembled).
+  double analysis_seconds = 0;
+  double plan_seconds = 0;
+  double numeric_seconds = 0;
+  double wait_seconds = 0;
+  double copy_seconds = 0;
+  double rows_seconds = 0;
+  double finish_seconds = 0;
 };
 
 /// The multifrontal QR factorization A Q = Q_H R of a sparse m x n matrix (any m, n) on the

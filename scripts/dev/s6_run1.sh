@@ -19,7 +19,7 @@ echo "build $(( $(date +%s) - s )) s"
 timeout 200 $b/tests/gpuqr_tests --gtest_filter='*Sparse*' > "$w/sparse_tests.log" 2>&1; echo "sparse tests rc $?"
 grep -E "^\[  FAILED|PASSED|tests ran|SKIPPED \]" "$w/sparse_tests.log" | head -20; grep -B3 -A10 "Failure" "$w/sparse_tests.log" | head -60
 echo "t $(( $(date +%s) - s )) s"
-timeout 150 compute-sanitizer --tool memcheck --leak-check none $b/tests/gpuqr_tests --gtest_filter='*SparseKernelCuda*:*SparseArena.GridBothRoutes/cuda_double:*SparseArena.StagedSameResult/cuda_float' > "$w/memcheck.log" 2>&1; echo "memcheck rc $?"; grep -E "ERROR SUMMARY|PASSED|FAILED" "$w/memcheck.log" | head -5
+timeout 150 compute-sanitizer --tool memcheck $b/tests/gpuqr_tests --gtest_filter='*SparseKernelCuda*:*SparseArena.GridBothRoutes/cuda_double:*SparseArena.StagedSameResult/cuda_float' > "$w/memcheck.log" 2>&1; echo "memcheck rc $?"; grep -E "ERROR SUMMARY|PASSED|FAILED" "$w/memcheck.log" | head -5
 timeout 100 compute-sanitizer --tool racecheck $b/tests/gpuqr_tests --gtest_filter='*SparseKernelCuda*' > "$w/racecheck.log" 2>&1; echo "racecheck rc $?"; grep -E "ERROR SUMMARY|RACECHECK SUMMARY|PASSED|FAILED" "$w/racecheck.log" | head -5
 echo "t $(( $(date +%s) - s )) s"
 timeout 200 $b/bench/gpuqr_sparse_gpu_bench --mode both --warmup 1 --repeat 2 --matrices .carry-matrices/Groebner_id2003_aug.mtx,.carry-matrices/Franz6_id1959_aug.mtx,data/matrices/lp_e226_transposed.mtx --gen grid3d:20,grid3d:27,grid2d:700 --json "$w/sparse_bench_small.jsonl" > "$w/sparse_bench_small.txt" 2>&1; echo "bench small rc $?"

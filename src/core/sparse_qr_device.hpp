@@ -25,6 +25,10 @@
 #pragma once
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <exception>
+#include <thread>
 #include <cstdint>
 #include <cstdlib>
 #include <string>
@@ -149,6 +153,14 @@ struct SparseQR<T>::Device {
     return e;
   }
 
+  /// Adds the seconds `body` takes to `acc`.
+  template <class F>
+  static void timed(double& acc, F&& body) {
+    const auto t0 = std::chrono::steady_clock::now();
+    body();
+    acc += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  }
+
   /// Uploads what every stage reads: the maps, A's values, B and B's row map.
   void upload(I arena_elems) {
     s_row = detail::ArenaArray<I>(maps.s_row, space, dev);
@@ -196,15 +208,15 @@ struct SparseQR<T>::Device {
     I arena_elems = 0;
     for (const detail::SparseStage& st : plan.stages)
       arena_elems = std::max(arena_elems, stage_elems(st));
-    upload(arena_elems);
     SparseFactorStats& stats = self.stats_;
+    timed(stats.copy_seconds, [&] { upload(arena_elems); });
     stats.stages = static_cast<I>(plan.stages.size());
     stats.launches = sched.launches();
     stats.tasks = static_cast<I>(sched.tasks.size());
     stats.ran_on = to_string(ctx.backend());
     for (std::size_t s = 0; s < plan.stages.size(); ++s) {
       const detail::SparseStage& st = plan.stages[s];
-      begin_stage(st);
+      timed(stats.copy_seconds, [&] { begin_stage(st); });
       // As the planner counts it (fronts, maps, carried-in blocks); the arena holds each
       // front's tau besides (min(rows, cols) values).
       stats.peak_stage_bytes = std::max(stats.peak_stage_bytes, st.peak_bytes);
@@ -212,13 +224,13 @@ struct SparseQR<T>::Device {
       for (I l = sched.stage_launch_ptr[s]; l < sched.stage_launch_ptr[s + 1]; ++l) {
         std::vector<I> finished = run_launch(sched, l);
         // The host turns the previous launch's fronts into R rows while this one runs.
-        take_out(pending);
-        ctx.synchronize();
-        copy_out(finished);
+        timed(stats.rows_seconds, [&] { take_out(pending); });
+        timed(stats.wait_seconds, [&] { ctx.synchronize(); });
+        timed(stats.copy_seconds, [&] { copy_out(finished); });
         pending = std::move(finished);
       }
-      take_out(pending);
-      end_stage(st);
+      timed(stats.rows_seconds, [&] { take_out(pending); });
+      timed(stats.copy_seconds, [&] { end_stage(st); });
     }
     if (tol < 0) return 0;
     std::vector<I> count(1, 0);
@@ -449,11 +461,13 @@ struct SparseQR<T>::Device {
     }
   }
 
-  /// R's rows and the carried rows of fronts `fs` (copied out), with the CPU twin's code; in
-  /// Q-less mode the fronts' host copies are released.
+  /// R's rows and the carried rows of fronts `fs` (copied out), with the CPU twin's code, on
+  /// the twin's workers (the fronts of one launch are independent: a row's etree children are
+  /// in its own front or in fronts finished earlier); in Q-less mode the fronts' host copies
+  /// are released.
   void take_out(const std::vector<I>& fs) {
-    for (const I f : fs) {
-      twin.take_r_rows(f, 0);
+    auto one = [&](I f, int w) {
+      twin.take_r_rows(f, w);
       twin.take_carried(f);
       Front& out = self.fronts_[f];
       if (!self.keep_householder_) {
@@ -463,7 +477,30 @@ struct SparseQR<T>::Device {
       } else {
         twin.compact_reflectors(f);
       }
+    };
+    const int workers = static_cast<int>(
+        std::min<std::size_t>(twin.workers.size(), fs.size()));
+    if (workers <= 1) {
+      for (const I f : fs) one(f, 0);
+      return;
     }
+    std::atomic<std::size_t> next{0};
+    std::atomic<bool> failed{false};
+    std::exception_ptr failure;
+    auto body = [&](int w) {
+      for (std::size_t i; (i = next.fetch_add(1)) < fs.size() && !failed.load();) {
+        try {
+          one(fs[i], w);
+        } catch (...) {
+          if (!failed.exchange(true)) failure = std::current_exception();
+        }
+      }
+    };
+    std::vector<std::thread> pool;
+    for (int w = 1; w < workers; ++w) pool.emplace_back(body, w);
+    body(0);
+    for (std::thread& t : pool) t.join();
+    if (failure) std::rethrow_exception(failure);
   }
 };
 

@@ -5,6 +5,7 @@
 #include "gpuqr/sparse_qr.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <limits>
 #include <string>
@@ -20,6 +21,10 @@
 
 namespace gpuqr {
 namespace {
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
 
 /// The stage cap of a CUDA factorization without a caller's cap: the device's free memory
 /// less what the driver uploads besides the stages (the maps are counted in the stages too,
@@ -62,7 +67,10 @@ void SparseQR<T>::factor(const CscMatrix<T>& a, const MatrixView<const T>* b,
     GPUQR_CHECK_ARG(std::isfinite(a.values[p]),
                     "SparseQR: A has a NaN or Inf value at entry " + std::to_string(p));
   }
+  const auto t_analysis = std::chrono::steady_clock::now();
   analysis_ = analyze_sparse_qr(a, options.analysis);
+  const double analysis_seconds = seconds_since(t_analysis);
+  const auto t_plan = std::chrono::steady_clock::now();
   const I n = a.cols;
   // SuiteSparseQR's tolerance: 20 (m + n) eps max_j ||A(:, j)||_2 by default (-2).
   if (options.tolerance == -2) {
@@ -91,10 +99,12 @@ void SparseQR<T>::factor(const CscMatrix<T>& a, const MatrixView<const T>* b,
                           : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   const detail::RowsOfAQ<T> aq = detail::rows_of_aq(a, analysis_.column_permutation);
   const bool on_arena = options.context.is_cuda() || detail::sparse_arena_on_cpu().load();
+  const double maps_seconds = seconds_since(t_plan);
 
   // One numeric factorization, on the stage arena (`arena`) or by the CPU twin; false when
   // the arena run met a pivot at or below the rank-detection tolerance (`small`: how many).
   auto numeric = [&](bool arena, I& small) -> bool {
+    const auto t0 = std::chrono::steady_clock::now();
     I cap = options.memory_cap_bytes;
     if (arena && options.context.is_cuda()) {
       const I free_cap = device_stage_cap(options.context, maps, a, k);
@@ -109,7 +119,10 @@ void SparseQR<T>::factor(const CscMatrix<T>& a, const MatrixView<const T>* b,
     r_cols_.clear();
     r_values_.clear();
     stats_ = SparseFactorStats();
-    Twin twin(*this, a, b, maps, structure, tol_, arena ? 1 : threads);
+    stats_.analysis_seconds = analysis_seconds;
+    stats_.plan_seconds = maps_seconds + seconds_since(t0);
+    const auto t1 = std::chrono::steady_clock::now();
+    Twin twin(*this, a, b, maps, structure, tol_, threads);
     if (arena) {
       Device device(*this, twin, a, b, maps, options.context, tol_);
       small = device.run(stages, schedule);
@@ -117,6 +130,8 @@ void SparseQR<T>::factor(const CscMatrix<T>& a, const MatrixView<const T>* b,
     } else {
       twin.run(stages, schedule);
     }
+    stats_.numeric_seconds = seconds_since(t1);
+    const auto t2 = std::chrono::steady_clock::now();
     // Carried right-hand sides: c_r row k holds the transformed B of R's row k, c_tail the
     // rows R does not reach in apply_qt's order; qtb_ is assembled from both.
     Matrix<T> c_tail(a.rows, k);
@@ -125,6 +140,7 @@ void SparseQR<T>::factor(const CscMatrix<T>& a, const MatrixView<const T>* b,
     if (static_cast<I>(r_row_ptr_.size()) != n + 1)
       GPUQR_THROW(Error, "SparseQR: the fronts' pivots do not cover every column");
     assemble_qtb(b, twin.c_r, c_tail, tail);
+    stats_.finish_seconds = seconds_since(t2);
     return true;
   };
   I small = 0;
