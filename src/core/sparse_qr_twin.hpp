@@ -433,25 +433,38 @@ struct SparseQR<T>::Twin {
     RRows& rr = r_rows[f];
     std::vector<std::vector<I>> rows_at_pivot(static_cast<std::size_t>(fr.npiv));
     for (const I i : fr.a_rows) rows_at_pivot[an().row_leftmost[i] - fr.first_pivot].push_back(i);
-    for (I i = 0; i < fr.npiv; ++i) {
-      const I row = fr.first_pivot + i;
-      const I pr = out.pivot_row[i];
-      const T diag = pr >= 0 ? out.qr(pr, i) : T(0);
-      rr.cols.push_back(row);
-      rr.values.push_back(diag);
-      rr.structural.push_back(1);
-      structure.compute(row, rows_at_pivot[i], w);
-      if (pr >= 0) {
-        for (I t = i + 1; t < ncols; ++t) {
-          const T v = out.qr(pr, t);
-          if (v != T(0)) {
-            rr.cols.push_back(fr.cols[t]);
-            rr.values.push_back(v);
-            rr.structural.push_back(structure.in_row(fr.cols[t], row, w) ? 1 : 0);
+    // Rows are read from the column-major front a block of kRows at a time, column by column
+    // into a row-major buffer: reading one row across a tall front would touch a new page per
+    // entry (measured: this loop took 5.4 of 18.8 s of a 3.8 TFLOP grid problem on the GPU).
+    constexpr I kRows = 64;
+    std::vector<T> buf;
+    for (I i0 = 0; i0 < fr.npiv; i0 += kRows) {
+      const I i1 = std::min(i0 + kRows, fr.npiv);
+      buf.assign(static_cast<std::size_t>((i1 - i0) * ncols), T(0));
+      for (I t = i0; t < ncols; ++t)
+        for (I i = i0; i < i1; ++i) {
+          const I pr = out.pivot_row[i];
+          if (pr >= 0) buf[static_cast<std::size_t>((i - i0) * ncols + t)] = out.qr(pr, t);
+        }
+      for (I i = i0; i < i1; ++i) {
+        const I row = fr.first_pivot + i;
+        const I pr = out.pivot_row[i];
+        const T* v = buf.data() + (i - i0) * ncols;
+        rr.cols.push_back(row);
+        rr.values.push_back(pr >= 0 ? v[i] : T(0));
+        rr.structural.push_back(1);
+        structure.compute(row, rows_at_pivot[i], w);
+        if (pr >= 0) {
+          for (I t = i + 1; t < ncols; ++t) {
+            if (v[t] != T(0)) {
+              rr.cols.push_back(fr.cols[t]);
+              rr.values.push_back(v[t]);
+              rr.structural.push_back(structure.in_row(fr.cols[t], row, w) ? 1 : 0);
+            }
           }
         }
+        rr.ptr.push_back(static_cast<I>(rr.cols.size()));
       }
-      rr.ptr.push_back(static_cast<I>(rr.cols.size()));
     }
   }
 
@@ -535,6 +548,24 @@ struct SparseQR<T>::Twin {
   /// (AQ)^T(AQ) up to signs, whose structure bounds them: entries outside it are rounding
   /// noise of the dense front QR (relaxed fronts hold structural zeros) and are dropped. From
   /// the first zero or dead pivot on no such bound holds and every nonzero is kept.
+  /// body(f) for every front f < nf, on the workers' threads (fronts in any order).
+  template <class F>
+  void for_fronts(I nf, F&& body) {
+    const std::size_t nthreads = std::min<std::size_t>(workers.size(), static_cast<std::size_t>(nf));
+    if (nthreads <= 1) {
+      for (I f = 0; f < nf; ++f) body(f);
+      return;
+    }
+    std::atomic<I> next{0};
+    auto run = [&] {
+      for (I f; (f = next.fetch_add(1)) < nf;) body(f);
+    };
+    std::vector<std::thread> pool;
+    for (std::size_t w = 1; w < nthreads; ++w) pool.emplace_back(run);
+    run();
+    for (std::thread& th : pool) th.join();
+  }
+
   void finish(Matrix<T>& c_tail, I& tail) {
     const I nf = static_cast<I>(an().fronts.size());
     I first_zero = an().cols;
@@ -549,19 +580,38 @@ struct SparseQR<T>::Twin {
       }
     }
     std::sort(self.zero_pivots_.begin(), self.zero_pivots_.end());
-    self.r_row_ptr_.assign(1, 0);
-    for (I f = 0; f < nf; ++f) {
+    // R's rows in pivot order (fronts in postorder hold consecutive pivots): count what each
+    // row keeps, then fill every front's rows at their offsets, fronts on the workers.
+    auto kept = [&](I f, I i, I p) {
+      return an().fronts[f].first_pivot + i >= first_zero || r_rows[f].structural[p] != 0;
+    };
+    std::vector<I> row_ptr(static_cast<std::size_t>(an().cols) + 1, 0);
+    for_fronts(nf, [&](I f) {
+      const RRows& rr = r_rows[f];
+      for (I i = 0; i < an().fronts[f].npiv; ++i) {
+        I count = 0;
+        for (I p = rr.ptr[i]; p < rr.ptr[i + 1]; ++p) count += kept(f, i, p) ? 1 : 0;
+        row_ptr[an().fronts[f].first_pivot + i + 1] = count;
+      }
+    });
+    for (I k = 0; k < an().cols; ++k) row_ptr[k + 1] += row_ptr[k];
+    self.r_cols_.resize(static_cast<std::size_t>(row_ptr.back()));
+    self.r_values_.resize(static_cast<std::size_t>(row_ptr.back()));
+    for_fronts(nf, [&](I f) {
       RRows& rr = r_rows[f];
       for (I i = 0; i < an().fronts[f].npiv; ++i) {
-        const bool bounded = an().fronts[f].first_pivot + i < first_zero;
+        I at = row_ptr[an().fronts[f].first_pivot + i];
         for (I p = rr.ptr[i]; p < rr.ptr[i + 1]; ++p) {
-          if (bounded && !rr.structural[p]) continue;
-          self.r_cols_.push_back(rr.cols[p]);
-          self.r_values_.push_back(rr.values[p]);
+          if (!kept(f, i, p)) continue;
+          self.r_cols_[at] = rr.cols[p];
+          self.r_values_[at] = rr.values[p];
+          ++at;
         }
-        self.r_row_ptr_.push_back(static_cast<I>(self.r_cols_.size()));
       }
-      rr = RRows();
+    });
+    self.r_row_ptr_ = std::move(row_ptr);
+    for (I f = 0; f < nf; ++f) {
+      r_rows[f] = RRows();
       for (I r = 0; r < tails[f].rows(); ++r, ++tail)
         for (I j = 0; j < k; ++j) c_tail(tail, j) = tails[f](r, j);
       tails[f] = Matrix<T>();
