@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# the sparse kernels and driver, every CUDA test, then gpuqr_sparse_gpu_bench with the GPU
-# run's time split into its parts (SparseFactorStats: analysis, plan, numeric = wait + copy +
-# rows, finish), GPU and SuiteSparseQR sides only (our CPU side was measured by s6_run1.sh).
+# Session 6, third call: the sparse tests after R's rows are read from the fronts by blocks
+# and concatenated on all cores, then gpuqr_sparse_gpu_bench with the GPU run's time split
+# into its parts (SparseFactorStats), GPU and SuiteSparseQR sides.
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 out="${OUT:-/tmp/out}"; mkdir -p "$out"; w="$out/w"; mkdir -p "$w"; b=build-gpu; s=$(date +%s)
