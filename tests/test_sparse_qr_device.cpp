@@ -57,16 +57,6 @@ class ScopedEnv {
   std::string old_;
 };
 
-template <class T>
-CscMatrix<T> cast(const CscMatrix<double>& a) {
-  CscMatrix<T> out;
-  out.rows = a.rows;
-  out.cols = a.cols;
-  out.col_ptr = a.col_ptr;
-  out.row_indices = a.row_indices;
-  out.values.assign(a.values.begin(), a.values.end());
-  return out;
-}
 
 /// Row i's sign in R: that of its diagonal (1 for a zero diagonal). R is unique up to these
 /// signs only: a reflector of a column whose part below the diagonal is exactly zero in one
@@ -185,7 +175,7 @@ class SparseArena : public BackendTest {
     int ran = 0, fell = 0;
     for (const auto& [name, a0] : gpuqr::testing::sparse_corpus()) {
       if (a0.cols == 0 || a0.nnz() == 0) continue;
-      const CscMatrix<T> a = cast<T>(a0);
+      const CscMatrix<T> a = a0.template cast<T>();
       for (const double tol : {-1.0, -2.0}) {
         SparseQROptions opt = any_ordering();
         opt.tolerance = tol;

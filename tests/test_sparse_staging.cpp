@@ -21,16 +21,6 @@ namespace {
 
 using namespace gpuqr::testing::sparse;
 
-template <class T>
-CscMatrix<T> cast(const CscMatrix<double>& a) {
-  CscMatrix<T> out;
-  out.rows = a.rows;
-  out.cols = a.cols;
-  out.col_ptr = a.col_ptr;
-  out.row_indices = a.row_indices;
-  out.values.assign(a.values.begin(), a.values.end());
-  return out;
-}
 
 /// The smallest cap the stage planner accepts for this factorization (k carried columns).
 template <class T>
@@ -119,7 +109,7 @@ void corpus_staged() {
   for (const auto& [name, a0] : gpuqr::testing::sparse_corpus()) {
     if (a0.cols == 0 || a0.nnz() == 0) continue;
     SCOPED_TRACE(name);
-    const CscMatrix<T> a = cast<T>(a0);
+    const CscMatrix<T> a = a0.template cast<T>();
     for (const double tol : {-2.0, -1.0}) {
       SparseQROptions opt = any_ordering();
       opt.tolerance = tol;
@@ -250,7 +240,7 @@ void threads_same_result() {
   for (const auto& [name, a0] : gpuqr::testing::sparse_corpus()) {
     if (a0.cols == 0 || a0.nnz() == 0) continue;
     SCOPED_TRACE(name);
-    const CscMatrix<T> a = cast<T>(a0);
+    const CscMatrix<T> a = a0.template cast<T>();
     for (const double tol : {-2.0, -1.0}) {
       SparseQROptions opt = any_ordering();
       opt.tolerance = tol;
