@@ -278,6 +278,10 @@ void print_problem_row(const ProblemRow& r) {
                 static_cast<long long>(g.stages), static_cast<long long>(g.launches),
                 static_cast<long long>(g.batched_fronts), static_cast<long long>(g.dense_fronts),
                 static_cast<long long>(g.whole_fronts));
+    std::printf("  gpu enqueue: assembly %.3f small QR %.3f dense QR %.3f pack %.3f s; R copied "
+                "packed %.1f MB\n",
+                g.assembly_seconds, g.small_qr_seconds, g.dense_qr_seconds, g.pack_seconds,
+                static_cast<double>(g.packed_bytes) / 1e6);
   }
   std::fflush(stdout);
 }
@@ -331,7 +335,12 @@ std::string problem_json(const ProblemRow& r, const RunInfo& info) {
          ",\"gpu_wait_s\":" + json_number(st.wait_seconds) +
          ",\"gpu_copy_s\":" + json_number(st.copy_seconds) +
          ",\"gpu_rows_s\":" + json_number(st.rows_seconds) +
-         ",\"gpu_finish_s\":" + json_number(st.finish_seconds);
+         ",\"gpu_finish_s\":" + json_number(st.finish_seconds) +
+         ",\"gpu_assembly_s\":" + json_number(st.assembly_seconds) +
+         ",\"gpu_small_qr_s\":" + json_number(st.small_qr_seconds) +
+         ",\"gpu_dense_qr_s\":" + json_number(st.dense_qr_seconds) +
+         ",\"gpu_pack_s\":" + json_number(st.pack_seconds) +
+         ",\"gpu_packed_bytes\":" + std::to_string(st.packed_bytes);
   }
   j += ",\"batched_fronts\":" + gpu_count(st.batched_fronts);
   j += ",\"dense_fronts\":" + gpu_count(st.dense_fronts);

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -27,6 +28,7 @@ namespace {
 
 using detail::DiagDesc;
 using detail::PackDesc;
+using detail::RPackDesc;
 using detail::SAssemblyDesc;
 using Index = std::int64_t;
 using Writes = std::map<Index, double>;  // arena index -> value (exact for float and double)
@@ -450,6 +452,88 @@ TEST(SparseKernelCpu, CountsTheToleranceItselfAsSmall) {
   EXPECT_EQ(count, 1);
 }
 
+// ---- R's rows packed ---------------------------------------------------------------------------
+
+template <class T>
+struct RPackCase {
+  std::vector<T> arena;
+  std::vector<RPackDesc> tasks;
+  Index packed = 0;  ///< elements of the packed buffer (with gaps between the fronts)
+};
+
+/// Fronts of (rows, live rows, columns), with a random leading dimension and gaps between
+/// them, in the arena and in the packed buffer.
+template <class T>
+RPackCase<T> make_r_pack_case(const std::vector<std::array<Index, 3>>& shapes,
+                              std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  RPackCase<T> c;
+  Layout arena, packed;
+  for (const auto& [rows, live, ncols] : shapes) {
+    RPackDesc d;
+    d.ld = std::max<Index>(1, rows + static_cast<Index>(rng() % 3));
+    d.src = arena.take(d.ld * ncols, rng);
+    d.rows = live;
+    d.ncols = ncols;
+    d.dst = packed.take(detail::r_pack_offset(live, ncols), rng);
+    c.tasks.push_back(d);
+  }
+  std::shuffle(c.tasks.begin(), c.tasks.end(), rng);
+  c.arena = nonzeros<T>(arena.size, rng);
+  c.packed = packed.size;
+  return c;
+}
+
+/// The packed buffer, written from the spec by walking it: front after front, row i holds
+/// columns i .. ncols - 1; the gaps keep `fill`.
+template <class T>
+std::vector<T> r_pack_reference(const RPackCase<T>& c, T fill) {
+  std::vector<T> out(static_cast<std::size_t>(c.packed), fill);
+  for (const RPackDesc& d : c.tasks) {
+    Index at = d.dst;
+    for (Index i = 0; i < d.rows; ++i)
+      for (Index t = i; t < d.ncols; ++t) out[static_cast<std::size_t>(at++)] = c.arena[static_cast<std::size_t>(d.src + i + t * d.ld)];
+  }
+  return out;
+}
+
+std::vector<std::array<Index, 3>> r_pack_shapes(bool large) {
+  std::vector<std::array<Index, 3>> shapes = {
+      {1, 1, 1}, {5, 0, 4}, {0, 0, 3}, {3, 3, 3}, {40, 31, 70}, {33, 33, 33}, {2, 2, 97},
+      {100, 64, 64}, {7, 5, 300}};
+  if (large) {
+    shapes.push_back({1200, 700, 1500});
+    shapes.push_back({4000, 96, 900});
+    for (Index i = 0; i < 500; ++i) shapes.push_back({2 + i % 37, 1 + i % 29, 29 + i % 41});
+  }
+  return shapes;
+}
+
+template <class T>
+void check_cpu_r_pack(std::uint64_t seed) {
+  const RPackCase<T> c = make_r_pack_case<T>(r_pack_shapes(false), seed);
+  const T fill = T(-7.25);
+  std::vector<T> packed(static_cast<std::size_t>(c.packed), fill);
+  kernels::cpu::sparse_pack_r_rows<T>(Context::cpu().impl(), c.arena.data(), c.tasks,
+                                      packed.data());
+  EXPECT_TRUE(same_entries(packed, r_pack_reference(c, fill)));
+}
+
+TEST(SparseKernelCpu, PackRRowsMatchesTheReference) {
+  check_cpu_r_pack<double>(131);
+  check_cpu_r_pack<float>(132);
+}
+
+TEST(SparseKernelCpu, CopyToHostCopiesExactly) {
+  std::mt19937_64 rng(133);
+  const std::vector<double> src = nonzeros<double>(1000, rng);
+  detail::ContextImpl& cpu = Context::cpu().impl();
+  auto* host = static_cast<double*>(kernels::cpu::sparse_host_alloc(cpu, 1000 * sizeof(double)));
+  kernels::cpu::sparse_copy_to_host<double>(cpu, host, src.data(), 1000);
+  EXPECT_TRUE(same_entries(std::vector<double>(host, host + 1000), src));
+  kernels::cpu::sparse_host_free(cpu, host);
+}
+
 // ---- CUDA against the CPU twins ---------------------------------------------------------------
 
 class SparseKernelCuda : public BackendTest {};
@@ -572,6 +656,36 @@ TEST_P(SparseKernelCuda, EmptyListsAndEmptyDescriptorsWriteNothing) {
     EXPECT_TRUE(same_entries(from_device(ctx(), arena, host.size()), host));
     EXPECT_EQ(from_device(ctx(), count, 1)[0], 5);
   });
+}
+
+// R's rows packed on the device and copied into page-locked host memory, against the twin.
+template <class T>
+void check_cuda_r_pack(const Context& gpu, std::uint64_t seed) {
+  const RPackCase<T> c = make_r_pack_case<T>(r_pack_shapes(true), seed);
+  const T fill = T(-7.25);
+  std::vector<T> twin(static_cast<std::size_t>(c.packed), fill);
+  kernels::cpu::sparse_pack_r_rows<T>(Context::cpu().impl(), c.arena.data(), c.tasks,
+                                      twin.data());
+  ASSERT_GT(c.packed, 1000000);
+  const int dev = gpu.device();
+  const DeviceArray<T> arena(c.arena, dev), packed(std::vector<T>(twin.size(), fill), dev);
+  // Two calls, as the driver packs a launch in pieces.
+  for (const std::vector<RPackDesc>& part : cut(c.tasks, 2))
+    kernels::cuda::sparse_pack_r_rows<T>(gpu.impl(), arena.data(), part, packed.data());
+  const std::size_t bytes = twin.size() * sizeof(T);
+  T* host = static_cast<T*>(kernels::cuda::sparse_host_alloc(gpu.impl(), bytes));
+  std::fill(host, host + twin.size(), T(0));
+  kernels::cuda::sparse_copy_to_host<T>(gpu.impl(), host, packed.data(),
+                                        static_cast<Index>(twin.size()));
+  gpu.synchronize();
+  const std::vector<T> got(host, host + twin.size());
+  kernels::cuda::sparse_host_free(gpu.impl(), host);
+  EXPECT_TRUE(same_entries(got, twin));
+  EXPECT_TRUE(same_entries(twin, r_pack_reference(c, fill)));
+}
+
+TEST_P(SparseKernelCuda, PackRRowsMatchesTheTwin) {
+  GPUQR_FOR_PRECISION([&]<class T>() { check_cuda_r_pack<T>(ctx(), 141); });
 }
 
 INSTANTIATE_TEST_SUITE_P(Devices, SparseKernelCuda, cuda_backend_cases(), case_name);

@@ -112,6 +112,16 @@ struct SparseFactorStats {
   double copy_seconds = 0;
   double rows_seconds = 0;
   double finish_seconds = 0;
+  /// Of the numeric time on a device: the host enqueuing the assemblies, the QR of the small
+  /// fronts (batched) and of the large ones (blocked), and packing R's rows for the copy out.
+  /// With GPUQR_SPARSE_PROFILE=1 in the environment the driver waits for the device after
+  /// each, so these hold the device's time too (a diagnostic: it serializes host and device).
+  double assembly_seconds = 0;
+  double small_qr_seconds = 0;
+  double dense_qr_seconds = 0;
+  double pack_seconds = 0;
+  /// Bytes of R's rows copied to the host packed (Q-less on a device).
+  std::int64_t packed_bytes = 0;
 };
 
 /// The multifrontal QR factorization A Q = Q_H R of a sparse m x n matrix (any m, n) on the

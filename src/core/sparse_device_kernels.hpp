@@ -9,10 +9,19 @@
 // SparseAssemblyMaps (src/core/sparse_assembly.hpp), in the context's memory.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
 #include "src/core/context_impl.hpp"
+
+#ifndef GPUQR_HOST_DEVICE
+#if defined(__CUDACC__)
+#define GPUQR_HOST_DEVICE __host__ __device__
+#else
+#define GPUQR_HOST_DEVICE
+#endif
+#endif
 
 namespace gpuqr::detail {
 
@@ -51,6 +60,20 @@ struct DiagDesc {
   std::int64_t front = 0, ld = 1, count = 0;
 };
 
+/// R's rows of one factored front, packed row after row for the copy to the host (Q-less
+/// mode): row i < rows, columns t in [i, ncols) of the front (arena[src + i + t * ld]) go to
+///   packed[dst + r_pack_offset(i, ncols) + (t - i)]
+/// so only the upper trapezoid crosses the bus, and the host reads each row contiguously.
+struct RPackDesc {
+  std::int64_t src = 0, ld = 1, rows = 0, ncols = 0, dst = 0;
+};
+
+/// Where packed row i of a front with `ncols` columns starts: the rows before it hold
+/// ncols, ncols - 1, ..., ncols - i + 1 entries.
+GPUQR_HOST_DEVICE inline std::int64_t r_pack_offset(std::int64_t i, std::int64_t ncols) {
+  return i * ncols - i * (i - 1) / 2;
+}
+
 }  // namespace gpuqr::detail
 
 #define GPUQR_DECLARE_SPARSE_KERNELS                                                          \
@@ -71,7 +94,19 @@ struct DiagDesc {
   template <class T>                                                                          \
   void sparse_count_small_diagonals(detail::ContextImpl& ctx, const T* arena, double tol,     \
                                     const std::vector<detail::DiagDesc>& tasks,              \
-                                    std::int64_t* count);
+                                    std::int64_t* count);                                     \
+  /* R's rows of factored fronts into `packed` (context memory), RPackDesc. */               \
+  template <class T>                                                                          \
+  void sparse_pack_r_rows(detail::ContextImpl& ctx, const T* arena,                          \
+                          const std::vector<detail::RPackDesc>& tasks, T* packed);           \
+  /* Copies n values of context memory to host memory, in the context's stream order: on     \
+     CUDA an asynchronous copy (host from sparse_host_alloc: page-locked, so the copy does   \
+     not wait), complete after the context's next synchronize. */                            \
+  template <class T>                                                                          \
+  void sparse_copy_to_host(detail::ContextImpl& ctx, T* host, const T* src, std::int64_t n); \
+  /* Host memory for sparse_copy_to_host (page-locked on CUDA), and its release. */          \
+  void* sparse_host_alloc(detail::ContextImpl& ctx, std::size_t bytes);                      \
+  void sparse_host_free(detail::ContextImpl& ctx, void* p) noexcept;
 
 #define GPUQR_INSTANTIATE_SPARSE_KERNELS(T)                                                   \
   template void sparse_s_assembly<T>(detail::ContextImpl&, T*, const T*, const std::int64_t*, \
@@ -84,7 +119,10 @@ struct DiagDesc {
                                         const std::vector<detail::PackDesc>&);                \
   template void sparse_count_small_diagonals<T>(detail::ContextImpl&, const T*, double,       \
                                                 const std::vector<detail::DiagDesc>&,         \
-                                                std::int64_t*);
+                                                std::int64_t*);                               \
+  template void sparse_pack_r_rows<T>(detail::ContextImpl&, const T*,                        \
+                                      const std::vector<detail::RPackDesc>&, T*);             \
+  template void sparse_copy_to_host<T>(detail::ContextImpl&, T*, const T*, std::int64_t);
 
 namespace gpuqr::kernels::cpu {
 GPUQR_DECLARE_SPARSE_KERNELS

@@ -85,6 +85,59 @@ inline std::int64_t env_int(const char* name, std::int64_t def) {
   return v != nullptr && *v != '\0' ? std::atoll(v) : def;
 }
 
+/// Host memory for copies out of a context's memory (page-locked on CUDA, so that copies
+/// into it are asynchronous), owned.
+class HostBuffer {
+ public:
+  HostBuffer() = default;
+  HostBuffer(const Context& ctx, std::size_t bytes) : ctx_(ctx) {
+    p_ = GPUQR_DISPATCH(ctx_, sparse_host_alloc, bytes);
+  }
+  ~HostBuffer() {
+    if (p_ != nullptr) GPUQR_DISPATCH(ctx_, sparse_host_free, p_);
+  }
+  HostBuffer(const HostBuffer&) = delete;
+  HostBuffer& operator=(const HostBuffer&) = delete;
+  HostBuffer(HostBuffer&& o) noexcept : ctx_(o.ctx_), p_(o.p_) { o.p_ = nullptr; }
+  HostBuffer& operator=(HostBuffer&& o) noexcept {
+    std::swap(ctx_, o.ctx_);
+    std::swap(p_, o.p_);
+    return *this;
+  }
+  void* data() const noexcept { return p_; }
+
+ private:
+  Context ctx_ = Context::cpu();
+  void* p_ = nullptr;
+};
+
+/// Elements of front f's R rows packed (RPackDesc): its first min(rows, npiv) rows, each from
+/// its diagonal to the front's last column.
+inline std::int64_t r_packed_elems(const FrontInfo& fr) {
+  const std::int64_t live = std::min(fr.rows, fr.npiv);
+  return r_pack_offset(live, static_cast<std::int64_t>(fr.cols.size()));
+}
+
+/// The device buffer R's rows are packed into, in elements: launches whose rows need more are
+/// packed and copied in pieces (every front fits: at least the largest front's rows).
+inline std::int64_t r_pack_buffer_elems(const SparseAnalysis& an) {
+  std::int64_t largest = 0;
+  for (const FrontInfo& fr : an.fronts) largest = std::max(largest, r_packed_elems(fr));
+  return largest + (std::int64_t(1) << 25);
+}
+
+/// The fronts launch l of `sched` finishes (factors), in task order.
+inline std::vector<std::int64_t> fronts_finished_by(const SparseSchedule& sched, std::int64_t l) {
+  std::vector<std::int64_t> finished;
+  for (std::int64_t t = sched.launch_ptr[l]; t < sched.launch_ptr[l + 1]; ++t) {
+    const SparseTask& task = sched.tasks[t];
+    if (task.kind == SparseTaskKind::factorize_front ||
+        (task.kind == SparseTaskKind::factorize_panel && task.panel + 1 == task.panels))
+      finished.push_back(task.front);
+  }
+  return finished;
+}
+
 }  // namespace detail
 
 template <class T>
@@ -116,11 +169,31 @@ struct SparseQR<T>::Device {
   std::vector<I> at, tau_at;
   // Per carried-in child, valid in the stage that packs it: its compact block's offset.
   std::vector<I> cb_at;
+  // Q-less: R's rows leave the device packed (RPackDesc), into two page-locked host slots
+  // used by the launches in turn (the host takes one launch's rows while the next launch
+  // fills the other), through a device buffer of pack_elems.
+  bool packing = false;
+  I pack_elems = 0;
+  detail::ArenaArray<T> pack_dev;
+  detail::HostBuffer slots[2];
+  std::vector<I> packed_at;  ///< per front: its rows' offset in its launch's slot
+  std::vector<int> packed_slot;
 
   /// The caller's context (its stream and handles) with the NaN/Inf check of the dense calls
   /// off for the factorization's duration (A was checked; fronts only hold its transforms,
   /// and on a device each check would wait for the stream); restored on exit.
   bool was_checking;
+  /// GPUQR_SPARSE_PROFILE=1: wait for the device after each enqueued part (SparseFactorStats).
+  bool profile = detail::env_int("GPUQR_SPARSE_PROFILE", 0) != 0;
+
+  /// Times `body` (enqueueing work) into acc; in profile mode with the device's time.
+  template <class F>
+  void enqueued(double& acc, F&& body) {
+    timed(acc, [&] {
+      body();
+      if (profile) ctx.synchronize();
+    });
+  }
 
   Device(SparseQR<T>& s, Twin& t, const CscMatrix<T>& a_, const MatrixView<const T>* b_,
          const detail::SparseAssemblyMaps& m, const Context& user, double tol_)
@@ -210,6 +283,8 @@ struct SparseQR<T>::Device {
       arena_elems = std::max(arena_elems, stage_elems(st));
     SparseFactorStats& stats = self.stats_;
     timed(stats.copy_seconds, [&] { upload(arena_elems); });
+    packing = !self.keep_householder_;
+    if (packing) timed(stats.copy_seconds, [&] { setup_packing(sched); });
     stats.stages = static_cast<I>(plan.stages.size());
     stats.launches = sched.launches();
     stats.tasks = static_cast<I>(sched.tasks.size());
@@ -223,6 +298,8 @@ struct SparseQR<T>::Device {
       std::vector<I> pending;  // fronts finished by the previous launch, not yet taken out
       for (I l = sched.stage_launch_ptr[s]; l < sched.stage_launch_ptr[s + 1]; ++l) {
         std::vector<I> finished = run_launch(sched, l);
+        if (packing)
+          enqueued(stats.pack_seconds, [&] { pack_rows(finished, static_cast<int>(l % 2)); });
         // The host turns the previous launch's fronts into R rows while this one runs.
         timed(stats.rows_seconds, [&] { take_out(pending); });
         timed(stats.wait_seconds, [&] { ctx.synchronize(); });
@@ -237,6 +314,57 @@ struct SparseQR<T>::Device {
     detail::copy_2d(count.data(), 1, MemorySpace::host, small_count.data(), 1, space, 1, 1,
                     sizeof(I));
     return count[0];
+  }
+
+  /// Sizes the packing buffers: the device buffer (r_pack_buffer_elems, or the largest launch
+  /// when smaller) and two host slots of the largest launch's rows.
+  void setup_packing(const detail::SparseSchedule& sched) {
+    I largest_launch = 0;
+    for (I l = 0; l < sched.launches(); ++l) {
+      I e = 0;
+      for (const I f : detail::fronts_finished_by(sched, l)) e += detail::r_packed_elems(an().fronts[f]);
+      largest_launch = std::max(largest_launch, e);
+    }
+    pack_elems = std::min(detail::r_pack_buffer_elems(an()), largest_launch);
+    const I nf = static_cast<I>(an().fronts.size());
+    packed_at.assign(nf, 0);
+    packed_slot.assign(nf, 0);
+    if (largest_launch == 0) return;
+    pack_dev = detail::ArenaArray<T>(pack_elems, space, dev);
+    for (detail::HostBuffer& slot : slots)
+      slot = detail::HostBuffer(ctx, static_cast<std::size_t>(largest_launch) * sizeof(T));
+  }
+
+  /// Enqueues the packing of fronts fs' R rows and their copy into host slot `slot`, in
+  /// pieces of at most pack_elems (the device buffer is reused in stream order: a piece is
+  /// packed only after the previous piece's copy).
+  void pack_rows(const std::vector<I>& fs, int slot) {
+    T* host = static_cast<T*>(slots[slot].data());
+    std::vector<detail::RPackDesc> piece;
+    I used = 0, base = 0;
+    auto flush = [&] {
+      if (piece.empty()) return;
+      GPUQR_DISPATCH(ctx, sparse_pack_r_rows<T>, arena.data(), piece, pack_dev.data());
+      GPUQR_DISPATCH(ctx, sparse_copy_to_host<T>, host + base, pack_dev.data(), used);
+      self.stats_.packed_bytes += used * static_cast<I>(sizeof(T));
+      base += used;
+      used = 0;
+      piece.clear();
+    };
+    for (const I f : fs) {
+      const FrontInfo& fr = an().fronts[f];
+      const I e = detail::r_packed_elems(fr);
+      packed_slot[f] = slot;
+      if (e == 0) {
+        packed_at[f] = base + used;
+        continue;
+      }
+      if (used + e > pack_elems) flush();
+      packed_at[f] = base + used;
+      piece.push_back({at[f], std::max<I>(1, rows(f)), std::min(rows(f), fr.npiv), ncols(f), used});
+      used += e;
+    }
+    flush();
   }
 
   /// Lays out stage st's arena (zeroed) and brings back its carried-in blocks.
@@ -296,13 +424,15 @@ struct SparseQR<T>::Device {
           break;
       }
     }
-    if (!s_tasks.empty())
-      GPUQR_DISPATCH(ctx, sparse_s_assembly<T>, arena.data(), a_values.data(), s_row.data(),
-                     s_col.data(), s_value.data(), b_values.data(), std::max<I>(1, a.rows), k,
-                     b_dst.data(), b_src.data(), s_tasks);
-    if (!p_tasks.empty())
-      GPUQR_DISPATCH(ctx, sparse_pack_assembly<T>, arena.data(), pack_row.data(),
-                     pack_col.data(), k, p_tasks);
+    enqueued(self.stats_.assembly_seconds, [&] {
+      if (!s_tasks.empty())
+        GPUQR_DISPATCH(ctx, sparse_s_assembly<T>, arena.data(), a_values.data(), s_row.data(),
+                       s_col.data(), s_value.data(), b_values.data(), std::max<I>(1, a.rows), k,
+                       b_dst.data(), b_src.data(), s_tasks);
+      if (!p_tasks.empty())
+        GPUQR_DISPATCH(ctx, sparse_pack_assembly<T>, arena.data(), pack_row.data(),
+                       pack_col.data(), k, p_tasks);
+    });
     factor(finished);
     return finished;
   }
@@ -352,7 +482,7 @@ struct SparseQR<T>::Device {
       const I r = rows(f), c = ncols(f), kf = std::min(r, c);
       if (kf == 0) continue;
       if (kf >= dense_min) {
-        factor_dense(f);
+        enqueued(self.stats_.dense_qr_seconds, [&] { factor_dense(f); });
         ++self.stats_.dense_fronts;
       } else {
         m.push_back(r);
@@ -369,12 +499,14 @@ struct SparseQR<T>::Device {
     }
     const I batch = static_cast<I>(m.size());
     if (batch > 0) {
-      geqrf_vbatched<T>(ctx, m.data(), n.data(), ap.data(), lda.data(), taup.data(), batch);
-      if (k > 0) {
-        std::vector<const T*> ca(ap.begin(), ap.end()), ctau(taup.begin(), taup.end());
-        ormqr_vbatched<T>(ctx, Op::trans, m.data(), nc.data(), kk.data(), ca.data(), lda.data(),
-                          ctau.data(), cp.data(), lda.data(), batch);
-      }
+      enqueued(self.stats_.small_qr_seconds, [&] {
+        geqrf_vbatched<T>(ctx, m.data(), n.data(), ap.data(), lda.data(), taup.data(), batch);
+        if (k > 0) {
+          std::vector<const T*> ca(ap.begin(), ap.end()), ctau(taup.begin(), taup.end());
+          ormqr_vbatched<T>(ctx, Op::trans, m.data(), nc.data(), kk.data(), ca.data(),
+                            lda.data(), ctau.data(), cp.data(), lda.data(), batch);
+        }
+      });
     }
     if (!diag.empty())
       GPUQR_DISPATCH(ctx, sparse_count_small_diagonals<T>, arena.data(), tol, diag,
@@ -436,6 +568,18 @@ struct SparseQR<T>::Device {
       const FrontInfo& fr = an().fronts[f];
       Front& out = self.fronts_[f];
       const I r = rows(f), c = ncols(f), live = std::min(r, fr.npiv);
+      out.rows = r;
+      out.live = live;
+      out.cb_rows = std::max<I>(0, std::min(r - live, fr.cb_cols));
+      out.pivot_row.assign(static_cast<std::size_t>(fr.npiv), -1);
+      for (I i = 0; i < live; ++i) out.pivot_row[i] = i;
+      if (packing) {  // R's rows are in the host slot; only the carried columns are copied
+        out.qr = Matrix<T>(k > 0 ? r : 0, k);
+        if (k > 0)
+          detail::copy_2d(out.qr.data(), out.qr.ld(), MemorySpace::host, front_ptr(f) + c * r,
+                          std::max<I>(1, r), space, r, k, sizeof(T));
+        continue;
+      }
       out.qr = Matrix<T>(r, width(f));
       if (self.keep_householder_) {
         detail::copy_2d(out.qr.data(), out.qr.ld(), MemorySpace::host, front_ptr(f), std::max<I>(1, r),
@@ -451,11 +595,6 @@ struct SparseQR<T>::Device {
       if (self.keep_householder_)
         detail::copy_2d(out.tau.data(), tau_elems(f), MemorySpace::host,
                         arena.data() + tau_at[f], tau_elems(f), space, tau_elems(f), 1, sizeof(T));
-      out.rows = r;
-      out.live = live;
-      out.cb_rows = std::max<I>(0, std::min(r - live, fr.cb_cols));
-      out.pivot_row.assign(static_cast<std::size_t>(fr.npiv), -1);
-      for (I i = 0; i < live; ++i) out.pivot_row[i] = i;
       out.row_source.assign(maps.row_source.begin() + maps.stack_ptr[f],
                             maps.row_source.begin() + maps.stack_ptr[f + 1]);
     }
@@ -467,8 +606,13 @@ struct SparseQR<T>::Device {
   /// are released.
   void take_out(const std::vector<I>& fs) {
     auto one = [&](I f, int w) {
-      twin.take_r_rows(f, w);
-      twin.take_carried(f);
+      if (packing) {
+        twin.take_r_rows(f, w, static_cast<const T*>(slots[packed_slot[f]].data()) + packed_at[f]);
+        twin.take_carried(f, 0);
+      } else {
+        twin.take_r_rows(f, w);
+        twin.take_carried(f);
+      }
       Front& out = self.fronts_[f];
       if (!self.keep_householder_) {
         out.qr = Matrix<T>();

@@ -29,12 +29,12 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 /// The stage cap of a CUDA factorization without a caller's cap: the device's free memory
 /// less what the driver uploads besides the stages (the maps are counted in the stages too,
 /// so this is conservative), less a reserve for the dense QR's workspaces (1/8 of it, and at
-/// least 512 MiB).
+/// least 512 MiB), less `extra` (the buffer R's rows are packed into, Q-less).
 template <class T>
 std::int64_t device_stage_cap(const Context& ctx, const detail::SparseAssemblyMaps& maps,
-                              const CscMatrix<T>& a, std::int64_t k) {
+                              const CscMatrix<T>& a, std::int64_t k, std::int64_t extra) {
   const std::int64_t free = detail::cuda_free_memory(ctx.device());
-  const std::int64_t fixed = maps.total_bytes() +
+  const std::int64_t fixed = maps.total_bytes() + extra +
                              (a.nnz() + a.rows * k) * static_cast<std::int64_t>(sizeof(T));
   const std::int64_t reserve = std::max<std::int64_t>(free / 8, std::int64_t(512) << 20);
   return std::max<std::int64_t>(free - fixed - reserve, 1);
@@ -107,12 +107,14 @@ void SparseQR<T>::factor(const CscMatrix<T>& a, const MatrixView<const T>* b,
     const auto t0 = std::chrono::steady_clock::now();
     I cap = options.memory_cap_bytes;
     if (arena && options.context.is_cuda()) {
-      const I free_cap = device_stage_cap(options.context, maps, a, k);
+      const I pack_bytes = keep_householder_ ? 0
+                                             : detail::r_pack_buffer_elems(analysis_) *
+                                                   static_cast<I>(sizeof(T));
+      const I free_cap = device_stage_cap(options.context, maps, a, k, pack_bytes);
       cap = cap == 0 ? free_cap : std::min(cap, free_cap);
     }
     const detail::SparseStagePlan stages = detail::plan_sparse_stages(analysis_, maps, cap, sizes);
     const detail::SparseSchedule schedule = detail::plan_sparse_schedule(analysis_, maps, stages);
-    detail::RowStructure<T> structure(analysis_, aq);
     fronts_.clear();
     fronts_.resize(analysis_.fronts.size());
     zero_pivots_.clear();
@@ -122,7 +124,7 @@ void SparseQR<T>::factor(const CscMatrix<T>& a, const MatrixView<const T>* b,
     stats_.analysis_seconds = analysis_seconds;
     stats_.plan_seconds = maps_seconds + seconds_since(t0);
     const auto t1 = std::chrono::steady_clock::now();
-    Twin twin(*this, a, b, maps, structure, tol_, threads);
+    Twin twin(*this, a, b, maps, aq, tol_, threads);
     if (arena) {
       Device device(*this, twin, a, b, maps, options.context, tol_);
       small = device.run(stages, schedule);

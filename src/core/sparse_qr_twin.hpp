@@ -57,62 +57,70 @@ RowsOfAQ<T> rows_of_aq(const CscMatrix<T>& a, const std::vector<std::int64_t>& q
   return out;
 }
 
-/// R's structural row patterns: row j = {j} + the columns of the rows of A with leftmost
-/// column j + the patterns of j's etree children less the child (the analysis' recurrence).
-/// Rows may be computed in any order with children before parents (the scheduler's order); a
-/// child's pattern is freed once used.
+/// R's structural row patterns within one front, as bit sets over the front's columns. Row j's
+/// pattern P(j) is {j} + the columns of the rows of A whose leftmost column is j + P(c) - {c}
+/// for every etree child c of j (the analysis' recurrence). P(j) lies in the columns of j's
+/// front, and a child c outside j's front is the top pivot of a child front, whose P(c) - {c}
+/// is that front's contribution-block columns; so a front's rows need nothing but the front:
+/// each row's bits are seeded (itself, its rows of A, the child fronts attached to it) and,
+/// once complete (its children come before it), or-ed into its etree parent's row.
+/// Per front O(npiv x ncols / 64) words instead of a pattern list per row.
 template <class T>
-class RowStructure {
+class FrontRowStructure {
   using I = std::int64_t;
+  using Word = std::uint64_t;
 
  public:
-  RowStructure(const SparseAnalysis& an, const RowsOfAQ<T>& aq)
-      : an_(an), aq_(aq), pattern_(an.cols), marks_(1, std::vector<I>(an.cols, -1)),
-        head_(an.cols, -1), next_(an.cols, -1) {
-    for (I j = an.cols - 1; j >= 0; --j) {
-      const I p = an.etree[j];
-      if (p != -1) {
-        next_[j] = head_[p];
-        head_[p] = j;
-      }
+  /// Seeds front f's rows; `rows_at_pivot[i]` are the rows of A whose leftmost column is pivot
+  /// i of the front (local).
+  void seed(const SparseAnalysis& an, const RowsOfAQ<T>& aq, I f,
+            const std::vector<std::vector<I>>& rows_at_pivot) {
+    const FrontInfo& fr = an.fronts[f];
+    npiv_ = fr.npiv;
+    words_ = (static_cast<I>(fr.cols.size()) + 63) / 64;
+    bits_.assign(static_cast<std::size_t>(npiv_ * words_), 0);
+    const I fp = fr.first_pivot, last = fp + fr.npiv;
+    const auto local = [&](I x) -> I {
+      if (x >= fp && x < last) return x - fp;
+      const auto it = std::lower_bound(fr.cols.begin() + fr.npiv, fr.cols.end(), x);
+      if (it == fr.cols.end() || *it != x)
+        GPUQR_THROW(Error, "SparseQR: a column of R's pattern is not in its front");
+      return static_cast<I>(it - fr.cols.begin());
+    };
+    for (I i = 0; i < npiv_; ++i) {
+      set(i, i);
+      for (const I r : rows_at_pivot[static_cast<std::size_t>(i)])
+        for (I p = aq.ptr[r]; p < aq.ptr[r + 1]; ++p) set(i, local(aq.cols[p]));
     }
-  }
-  /// Marks for `workers` threads computing rows at once (rows of different fronts of one
-  /// launch: a row's etree children belong to its own front or to finished ones).
-  void set_workers(int workers) {
-    marks_.resize(static_cast<std::size_t>(std::max(workers, 1)),
-                  std::vector<I>(static_cast<std::size_t>(an_.cols), -1));
-  }
-  /// Computes row j's pattern; `rows` are the rows of A whose leftmost column is j. Marks the
-  /// pattern's columns (in worker w's marks) so that in_row(x, j, w) answers membership until
-  /// w's next call.
-  void compute(I j, const std::vector<I>& rows, int w = 0) {
-    std::vector<I>& mark = marks_[static_cast<std::size_t>(w)];
-    std::vector<I> pj{j};
-    mark[j] = j;
-    for (const I i : rows)
-      for (I p = aq_.ptr[i]; p < aq_.ptr[i + 1]; ++p) add(mark, pj, aq_.cols[p], j);
-    for (I c = head_[j]; c != -1; c = next_[c]) {
-      for (const I x : pattern_[c])
-        if (x != c) add(mark, pj, x, j);
-      std::vector<I>().swap(pattern_[c]);
+    for (std::size_t c = 0; c < fr.children.size(); ++c) {
+      const FrontInfo& ch = an.fronts[fr.children[c]];
+      const I at = an.etree[ch.first_pivot + ch.npiv - 1] - fp;
+      if (at < 0 || at >= npiv_)
+        GPUQR_THROW(Error, "SparseQR: a child front is not attached to its parent's pivots");
+      for (const I t : fr.child_col_map[c]) set(at, t);
     }
-    if (an_.etree[j] != -1) pattern_[j] = std::move(pj);
+    etree_ = &an.etree;
+    fp_ = fp;
   }
-  bool in_row(I x, I j, int w = 0) const { return marks_[static_cast<std::size_t>(w)][x] == j; }
+  /// Whether local column t is in row i's pattern; row i must be complete (finish_row was
+  /// called for every local row before i).
+  bool has(I i, I t) const {
+    return (bits_[static_cast<std::size_t>(i * words_ + t / 64)] >> (t % 64) & 1u) != 0;
+  }
+  /// Row i is done: its pattern goes to its etree parent's row when that is in the front.
+  void finish_row(I i) {
+    const I parent = (*etree_)[fp_ + i] - fp_;
+    if (parent <= i || parent >= npiv_) return;
+    const Word* from = bits_.data() + i * words_;
+    Word* to = bits_.data() + parent * words_;
+    for (I w = i / 64; w < words_; ++w) to[w] |= from[w];  // P(i) holds no column below i
+  }
 
  private:
-  static void add(std::vector<I>& mark, std::vector<I>& pj, I x, I j) {
-    if (mark[x] != j) {
-      mark[x] = j;
-      pj.push_back(x);
-    }
-  }
-  const SparseAnalysis& an_;
-  const RowsOfAQ<T>& aq_;
-  std::vector<std::vector<I>> pattern_;
-  std::vector<std::vector<I>> marks_;  ///< per worker
-  std::vector<I> head_, next_;
+  void set(I i, I t) { bits_[static_cast<std::size_t>(i * words_ + t / 64)] |= Word{1} << (t % 64); }
+  std::vector<Word> bits_;
+  I npiv_ = 0, words_ = 0, fp_ = 0;
+  const std::vector<I>* etree_ = nullptr;
 };
 
 }  // namespace detail
@@ -130,26 +138,28 @@ struct SparseQR<T>::Twin {
     std::vector<I> row_key;         ///< stacked row -> leftmost front column
     std::vector<I> row_at;          ///< stacked row -> front row
   };
-  /// A front's rows of R before concatenation: per pivot, the diagonal, then the other
-  /// nonzeros with whether R's structure admits them (the drop rule needs the first zero
-  /// pivot in column order, known only at the end).
-  struct RRows {
-    std::vector<I> ptr{0};
-    std::vector<I> cols;
-    std::vector<T> values;
-    std::vector<char> structural;
+  /// A nonzero of a front's R row outside R's structure (rounding noise where a relaxed front
+  /// holds structural zeros): dropped unless the row comes at or after the first zero pivot,
+  /// which is known only at the end.
+  struct Noise {
+    I row;
+    I col;
+    T value;
   };
 
   SparseQR<T>& self;
   const CscMatrix<T>& a;
   const MatrixView<const T>* b;
   const detail::SparseAssemblyMaps& maps;
-  detail::RowStructure<T>& structure;
-  /// One per thread that runs tasks: its context (LAPACK calls) and the staircase QR's scratch.
+  const detail::RowsOfAQ<T>& aq;
+  /// One per thread that runs tasks: its context (LAPACK calls), the staircase QR's scratch,
+  /// and R's pattern of the front whose rows it takes.
   struct Worker {
     int id = 0;
     Context ctx = Context::cpu();
     std::vector<T> scratch;
+    std::vector<T> rows;
+    detail::FrontRowStructure<T> structure;
   };
   std::vector<Worker> workers;
   double tol;
@@ -158,30 +168,40 @@ struct SparseQR<T>::Twin {
   std::vector<Matrix<T>> cb;       ///< resident contribution blocks ("device")
   std::vector<char> cb_resident;
   std::vector<Matrix<T>> host_cb;  ///< blocks carried across a stage boundary
-  std::vector<RRows> r_rows;
+  /// R's rows are written in place into self's r_cols_ / r_values_: row j's structural
+  /// nonzeros (diagonal first) at row_start[j] .., kept[j] of them. row_start sums the
+  /// analysis' row counts |P(j)|, which bound them; finish() closes the gaps.
+  std::vector<I> row_start, kept;
+  std::vector<std::vector<Noise>> noise;  ///< per front, in row then column order
   std::vector<Matrix<T>> tails;    ///< per front: carried columns of the rows R does not reach
   Matrix<T> c_r;                   ///< carried columns of R's rows, by permuted column
   std::atomic<I> stage_bytes{0};
 
   Twin(SparseQR<T>& s, const CscMatrix<T>& a_, const MatrixView<const T>* b_,
-       const detail::SparseAssemblyMaps& m, detail::RowStructure<T>& st, double tol_,
+       const detail::SparseAssemblyMaps& m, const detail::RowsOfAQ<T>& aq_, double tol_,
        int threads)
-      : self(s), a(a_), b(b_), maps(m), structure(st), tol(tol_),
-        k(b_ != nullptr ? b_->cols() : 0) {
+      : self(s), a(a_), b(b_), maps(m), aq(aq_), tol(tol_), k(b_ != nullptr ? b_->cols() : 0) {
     workers.resize(static_cast<std::size_t>(std::max(threads, 1)));
     for (std::size_t w = 0; w < workers.size(); ++w) {
       workers[w].id = static_cast<int>(w);
       workers[w].ctx.set_check_finite(false);  // A was checked; fronts only hold its transforms
     }
-    structure.set_workers(static_cast<int>(workers.size()));
     const I nf = static_cast<I>(s.analysis_.fronts.size());
     work.resize(nf);
     cb.resize(nf);
     cb_resident.assign(nf, 0);
     host_cb.resize(nf);
-    r_rows.resize(nf);
+    noise.resize(nf);
     tails.resize(nf);
     c_r = Matrix<T>(s.analysis_.cols, k);
+    const I n = s.analysis_.cols;
+    if (static_cast<I>(s.analysis_.r_row_counts.size()) != n)
+      GPUQR_THROW(Error, "SparseQR: the analysis has no row counts of R");
+    row_start.assign(static_cast<std::size_t>(n) + 1, 0);
+    for (I j = 0; j < n; ++j) row_start[j + 1] = row_start[j] + s.analysis_.r_row_counts[j];
+    kept.assign(static_cast<std::size_t>(n), 0);
+    s.r_cols_.resize(static_cast<std::size_t>(row_start[n]));
+    s.r_values_.resize(static_cast<std::size_t>(row_start[n]));
   }
 
   const SparseAnalysis& an() const { return self.analysis_; }
@@ -425,45 +445,62 @@ struct SparseQR<T>::Twin {
     compact_reflectors(f);
   }
 
-  /// Front f's pivot rows of R (exact zeros dropped, diagonal kept) into r_rows[f].
-  void take_r_rows(I f, int w) {
+  /// Front f's pivot rows of R (exact zeros dropped, diagonal kept) into R's arrays, the
+  /// entries outside R's structure into noise[f]. The values come from the host copy of the
+  /// front (out.qr, column-major), or, when `packed` is given, from R's rows packed row after
+  /// row (RPackDesc; rows [0, live), pivot i in front row i, as the device leaves them).
+  void take_r_rows(I f, int w, const T* packed = nullptr) {
     const FrontInfo& fr = an().fronts[f];
     const Front& out = self.fronts_[f];
     const I ncols = static_cast<I>(fr.cols.size());
-    RRows& rr = r_rows[f];
+    Worker& wk = workers[static_cast<std::size_t>(w)];
     std::vector<std::vector<I>> rows_at_pivot(static_cast<std::size_t>(fr.npiv));
     for (const I i : fr.a_rows) rows_at_pivot[an().row_leftmost[i] - fr.first_pivot].push_back(i);
-    // Rows are read from the column-major front a block of kRows at a time, column by column
-    // into a row-major buffer: reading one row across a tall front would touch a new page per
-    // entry (measured: this loop took 5.4 of 18.8 s of a 3.8 TFLOP grid problem on the GPU).
+    wk.structure.seed(an(), aq, f, rows_at_pivot);
+    std::vector<Noise>& drop = noise[f];
+    drop.clear();
+    I* cols = self.r_cols_.data();
+    T* values = self.r_values_.data();
+    // Host fronts are read a block of kRows rows at a time, column by column into a row-major
+    // buffer: reading one row across a tall column-major front touches a new page per entry.
     constexpr I kRows = 64;
-    std::vector<T> buf;
     for (I i0 = 0; i0 < fr.npiv; i0 += kRows) {
       const I i1 = std::min(i0 + kRows, fr.npiv);
-      buf.assign(static_cast<std::size_t>((i1 - i0) * ncols), T(0));
-      for (I t = i0; t < ncols; ++t)
-        for (I i = i0; i < i1; ++i) {
-          const I pr = out.pivot_row[i];
-          if (pr >= 0) buf[static_cast<std::size_t>((i - i0) * ncols + t)] = out.qr(pr, t);
-        }
+      if (packed == nullptr) {
+        wk.rows.assign(static_cast<std::size_t>((i1 - i0) * ncols), T(0));
+        for (I t = i0; t < ncols; ++t)
+          for (I i = i0; i < i1; ++i) {
+            const I pr = out.pivot_row[i];
+            if (pr >= 0) wk.rows[static_cast<std::size_t>((i - i0) * ncols + t)] = out.qr(pr, t);
+          }
+      }
       for (I i = i0; i < i1; ++i) {
         const I row = fr.first_pivot + i;
         const I pr = out.pivot_row[i];
-        const T* v = buf.data() + (i - i0) * ncols;
-        rr.cols.push_back(row);
-        rr.values.push_back(pr >= 0 ? v[i] : T(0));
-        rr.structural.push_back(1);
-        structure.compute(row, rows_at_pivot[i], w);
+        // v[t], t >= i: row i's entry in front column t
+        const T* v = packed != nullptr ? packed + detail::r_pack_offset(i, ncols) - i
+                                       : wk.rows.data() + (i - i0) * ncols;
+        I at = row_start[row];
+        const I end = row_start[row + 1];
+        cols[at] = row;
+        values[at] = pr >= 0 ? v[i] : T(0);
+        ++at;
         if (pr >= 0) {
           for (I t = i + 1; t < ncols; ++t) {
-            if (v[t] != T(0)) {
-              rr.cols.push_back(fr.cols[t]);
-              rr.values.push_back(v[t]);
-              rr.structural.push_back(structure.in_row(fr.cols[t], row, w) ? 1 : 0);
+            const T x = v[t];
+            if (x == T(0)) continue;
+            if (wk.structure.has(i, t)) {
+              if (at == end) GPUQR_THROW(Error, "SparseQR: R's row exceeds its analysed pattern");
+              cols[at] = fr.cols[t];
+              values[at] = x;
+              ++at;
+            } else {
+              drop.push_back({row, fr.cols[t], x});
             }
           }
         }
-        rr.ptr.push_back(static_cast<I>(rr.cols.size()));
+        kept[row] = at - row_start[row];
+        wk.structure.finish_row(i);
       }
     }
   }
@@ -494,21 +531,23 @@ struct SparseQR<T>::Twin {
   }
 
   /// The carried columns of front f's R rows into c_r, of the rows R does not reach into
-  /// tails[f]. Reads out.qr's rows [0, live) and its carried columns only.
-  void take_carried(I f) {
+  /// tails[f]. Reads out.qr's carried columns only (they start at its column `first`: the
+  /// front's columns on the CPU; 0 where a device copied out the carried columns alone).
+  void take_carried(I f, I first = -1) {
     const FrontInfo& fr = an().fronts[f];
     const Front& out = self.fronts_[f];
-    const I live = out.live, ncols = static_cast<I>(fr.cols.size());
+    const I live = out.live;
     if (k == 0) return;
+    const I c0 = first >= 0 ? first : static_cast<I>(fr.cols.size());
     for (I i = 0; i < fr.npiv; ++i) {
       const I pr = out.pivot_row[i];
       if (pr >= 0)
-        for (I j = 0; j < k; ++j) c_r(fr.first_pivot + i, j) = out.qr(pr, ncols + j);
+        for (I j = 0; j < k; ++j) c_r(fr.first_pivot + i, j) = out.qr(pr, c0 + j);
     }
     const I r0 = detail::first_residual_row(live, out.cb_rows, fr);
     Matrix<T> tail(out.rows - r0, k);
     for (I r = r0; r < out.rows; ++r)
-      for (I j = 0; j < k; ++j) tail(r - r0, j) = out.qr(r, ncols + j);
+      for (I j = 0; j < k; ++j) tail(r - r0, j) = out.qr(r, c0 + j);
     tails[f] = std::move(tail);
   }
 
@@ -567,51 +606,91 @@ struct SparseQR<T>::Twin {
   }
 
   void finish(Matrix<T>& c_tail, I& tail) {
-    const I nf = static_cast<I>(an().fronts.size());
-    I first_zero = an().cols;
-    for (I f = 0; f < nf; ++f) {
-      const RRows& rr = r_rows[f];
-      for (I i = 0; i < an().fronts[f].npiv; ++i) {
-        if (rr.values[rr.ptr[i]] == T(0)) {
-          const I row = an().fronts[f].first_pivot + i;
-          self.zero_pivots_.push_back(row);
-          first_zero = std::min(first_zero, row);
-        }
+    const I nf = static_cast<I>(an().fronts.size()), n = an().cols;
+    std::vector<I>& cols = self.r_cols_;
+    std::vector<T>& values = self.r_values_;
+    I first_zero = n;
+    for (I j = 0; j < n; ++j) {
+      if (values[row_start[j]] == T(0)) {
+        self.zero_pivots_.push_back(j);
+        first_zero = std::min(first_zero, j);
       }
     }
-    std::sort(self.zero_pivots_.begin(), self.zero_pivots_.end());
-    // R's rows in pivot order (fronts in postorder hold consecutive pivots): count what each
-    // row keeps, then fill every front's rows at their offsets, fronts on the workers.
-    auto kept = [&](I f, I i, I p) {
-      return an().fronts[f].first_pivot + i >= first_zero || r_rows[f].structural[p] != 0;
-    };
-    std::vector<I> row_ptr(static_cast<std::size_t>(an().cols) + 1, 0);
-    for_fronts(nf, [&](I f) {
-      const RRows& rr = r_rows[f];
-      for (I i = 0; i < an().fronts[f].npiv; ++i) {
-        I count = 0;
-        for (I p = rr.ptr[i]; p < rr.ptr[i + 1]; ++p) count += kept(f, i, p) ? 1 : 0;
-        row_ptr[an().fronts[f].first_pivot + i + 1] = count;
+    // R's final row starts: the structural nonzeros, and from the first zero pivot on the
+    // noise too (no structure bounds those rows).
+    std::vector<I> extra(static_cast<std::size_t>(n), 0);
+    bool any_extra = false;
+    if (first_zero < n) {
+      for (I f = 0; f < nf; ++f)
+        for (const Noise& e : noise[f])
+          if (e.row >= first_zero) {
+            ++extra[e.row];
+            any_extra = true;
+          }
+    }
+    std::vector<I> row_ptr(static_cast<std::size_t>(n) + 1, 0);
+    bool in_place = !any_extra;
+    for (I j = 0; j < n; ++j) {
+      row_ptr[j + 1] = row_ptr[j] + kept[j] + extra[j];
+      in_place = in_place && row_ptr[j + 1] == row_start[j + 1];
+    }
+    if (!in_place && !any_extra) {
+      // Exact zeros left gaps: close them, moving rows left in order (a row's new place never
+      // passes its old one, so nothing is overwritten before it is moved).
+      for (I j = 0; j < n; ++j) {
+        if (row_ptr[j] == row_start[j]) continue;
+        std::copy(cols.begin() + row_start[j], cols.begin() + row_start[j] + kept[j],
+                  cols.begin() + row_ptr[j]);
+        std::copy(values.begin() + row_start[j], values.begin() + row_start[j] + kept[j],
+                  values.begin() + row_ptr[j]);
       }
-    });
-    for (I k = 0; k < an().cols; ++k) row_ptr[k + 1] += row_ptr[k];
-    self.r_cols_.resize(static_cast<std::size_t>(row_ptr.back()));
-    self.r_values_.resize(static_cast<std::size_t>(row_ptr.back()));
-    for_fronts(nf, [&](I f) {
-      RRows& rr = r_rows[f];
-      for (I i = 0; i < an().fronts[f].npiv; ++i) {
-        I at = row_ptr[an().fronts[f].first_pivot + i];
-        for (I p = rr.ptr[i]; p < rr.ptr[i + 1]; ++p) {
-          if (!kept(f, i, p)) continue;
-          self.r_cols_[at] = rr.cols[p];
-          self.r_values_[at] = rr.values[p];
-          ++at;
+      cols.resize(static_cast<std::size_t>(row_ptr[n]));
+      values.resize(static_cast<std::size_t>(row_ptr[n]));
+    } else if (any_extra) {
+      // Rows from the first zero pivot on merge their noise back in, by column.
+      std::vector<I> new_cols(static_cast<std::size_t>(row_ptr[n]));
+      std::vector<T> new_values(static_cast<std::size_t>(row_ptr[n]));
+      std::vector<std::pair<const Noise*, const Noise*>> row_noise(
+          static_cast<std::size_t>(n), {nullptr, nullptr});
+      for (I f = 0; f < nf; ++f) {
+        const std::vector<Noise>& list = noise[f];
+        for (std::size_t p = 0; p < list.size();) {
+          std::size_t q = p;
+          while (q < list.size() && list[q].row == list[p].row) ++q;
+          row_noise[list[p].row] = {list.data() + p, list.data() + q};
+          p = q;
         }
       }
-    });
+      for_fronts(nf, [&](I f) {
+        const FrontInfo& fr = an().fronts[f];
+        for (I j = fr.first_pivot; j < fr.first_pivot + fr.npiv; ++j) {
+          I at = row_ptr[j], p = row_start[j];
+          const I pend = row_start[j] + kept[j];
+          const Noise* e = j >= first_zero ? row_noise[j].first : nullptr;
+          const Noise* eend = j >= first_zero ? row_noise[j].second : nullptr;
+          while (p < pend || e != eend) {
+            if (e == eend || (p < pend && cols[p] < e->col)) {
+              new_cols[at] = cols[p];
+              new_values[at] = values[p];
+              ++p;
+            } else {
+              new_cols[at] = e->col;
+              new_values[at] = e->value;
+              ++e;
+            }
+            ++at;
+          }
+        }
+      });
+      cols = std::move(new_cols);
+      values = std::move(new_values);
+    } else {
+      cols.resize(static_cast<std::size_t>(row_ptr[n]));
+      values.resize(static_cast<std::size_t>(row_ptr[n]));
+    }
     self.r_row_ptr_ = std::move(row_ptr);
     for (I f = 0; f < nf; ++f) {
-      r_rows[f] = RRows();
+      std::vector<Noise>().swap(noise[f]);
       for (I r = 0; r < tails[f].rows(); ++r, ++tail)
         for (I j = 0; j < k; ++j) c_tail(tail, j) = tails[f](r, j);
       tails[f] = Matrix<T>();

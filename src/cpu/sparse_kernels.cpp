@@ -3,6 +3,8 @@
 // leaves (src/cuda/sparse_kernels.cu) are tested against these.
 #include <cmath>
 #include <cstdint>
+#include <cstring>
+#include <new>
 #include <vector>
 
 #include "src/core/sparse_device_kernels.hpp"
@@ -78,6 +80,27 @@ void sparse_count_small_diagonals(detail::ContextImpl&, const T* arena, double t
     }
   *count += small;
 }
+
+template <class T>
+void sparse_pack_r_rows(detail::ContextImpl&, const T* arena,
+                        const std::vector<detail::RPackDesc>& tasks, T* packed) {
+  for (const detail::RPackDesc& d : tasks)
+    for (std::int64_t i = 0; i < d.rows; ++i) {
+      T* row = packed + d.dst + detail::r_pack_offset(i, d.ncols) - i;  // row[t], t >= i
+      for (std::int64_t t = i; t < d.ncols; ++t) row[t] = arena[d.src + i + t * d.ld];
+    }
+}
+
+template <class T>
+void sparse_copy_to_host(detail::ContextImpl&, T* host, const T* src, std::int64_t n) {
+  if (n > 0) std::memcpy(host, src, static_cast<std::size_t>(n) * sizeof(T));
+}
+
+void* sparse_host_alloc(detail::ContextImpl&, std::size_t bytes) {
+  return bytes > 0 ? ::operator new(bytes) : nullptr;
+}
+
+void sparse_host_free(detail::ContextImpl&, void* p) noexcept { ::operator delete(p); }
 
 GPUQR_INSTANTIATE_SPARSE_KERNELS(float)
 GPUQR_INSTANTIATE_SPARSE_KERNELS(double)

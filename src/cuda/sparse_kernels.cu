@@ -38,6 +38,7 @@ namespace {
 using cuda_detail::DeviceGuard;
 using detail::DiagDesc;
 using detail::PackDesc;
+using detail::RPackDesc;
 using detail::SAssemblyDesc;
 namespace split = detail::sparse_split;
 
@@ -318,7 +319,113 @@ __global__ void __launch_bounds__(kThreads)
   if (threadIdx.x == 0 && small > 0) atomicAdd(count, static_cast<unsigned long long>(small));
 }
 
+/// R's rows of one front by 32 x 32 tiles: row tile i (rows from 32 i) reaches columns from
+/// 32 i on, so it has col_tiles - i tiles; the tiles are numbered row tile after row tile.
+struct RPackTiling {
+  std::int64_t row_tiles = 0, col_tiles = 0;
+  __host__ __device__ std::int64_t tiles_before(std::int64_t i) const {
+    return i * col_tiles - i * (i - 1) / 2;
+  }
+  __host__ __device__ std::int64_t tiles() const { return tiles_before(row_tiles); }
+  /// Tile l as (row tile i, column tile c), by bisection over the row tiles.
+  __device__ void locate(std::int64_t l, std::int64_t& i, std::int64_t& c) const {
+    std::int64_t lo = 0, hi = row_tiles - 1;
+    while (lo < hi) {
+      const std::int64_t mid = lo + (hi - lo + 1) / 2;
+      if (tiles_before(mid) <= l) {
+        lo = mid;
+      } else {
+        hi = mid - 1;
+      }
+    }
+    i = lo;
+    c = i + (l - tiles_before(i));
+  }
+};
+
+__host__ __device__ inline RPackTiling r_pack_tiling(const RPackDesc& d) {
+  constexpr std::int64_t kTile = 32;
+  RPackTiling t;
+  if (d.rows > 0 && d.ncols > 0) {
+    t.row_tiles = (d.rows + kTile - 1) / kTile;
+    t.col_tiles = (d.ncols + kTile - 1) / kTile;
+  }
+  return t;
+}
+
+/// One 32 x 32 tile per block, through shared memory: read down the front's columns (lanes
+/// along rows, coalesced), written along the packed rows (lanes along columns, coalesced).
+template <class T>
+__global__ void __launch_bounds__(kThreads)
+    pack_r_rows_kernel(const T* __restrict__ arena, T* __restrict__ packed, Plan<RPackDesc> plan) {
+  __shared__ std::int64_t window[2];
+  __shared__ T tile[32][33];
+  std::int64_t lo = 0;
+  const int n = load_window(plan, window, lo);
+  const std::int64_t g = blockIdx.x;
+  const int w = window_owner(window, n, g);
+  const RPackDesc d = plan.tasks[lo + w];
+  std::int64_t ti = 0, tc = 0;
+  r_pack_tiling(d).locate(g - window[w], ti, tc);
+  const int lane = static_cast<int>(threadIdx.x % 32), warp = static_cast<int>(threadIdx.x / 32);
+  const std::int64_t r0 = ti * 32, c0 = tc * 32;
+#pragma unroll
+  for (int q = 0; q < 32 / kWarps; ++q) {
+    const int cc = warp + q * kWarps;
+    const std::int64_t r = r0 + lane, t = c0 + cc;
+    if (r < d.rows && t < d.ncols && t >= r) tile[lane][cc] = arena[d.src + r + t * d.ld];
+  }
+  __syncthreads();
+#pragma unroll
+  for (int q = 0; q < 32 / kWarps; ++q) {
+    const int rr = warp + q * kWarps;
+    const std::int64_t r = r0 + rr, t = c0 + lane;
+    if (r < d.rows && t < d.ncols && t >= r)
+      packed[d.dst + detail::r_pack_offset(r, d.ncols) + (t - r)] = tile[rr][lane];
+  }
+}
+
 }  // namespace
+
+template <class T>
+void sparse_pack_r_rows(detail::ContextImpl& ctx, const T* arena,
+                        const std::vector<detail::RPackDesc>& tasks, T* packed) {
+  std::vector<std::int64_t> sizes(tasks.size());
+  for (std::size_t i = 0; i < tasks.size(); ++i) sizes[i] = r_pack_tiling(tasks[i]).tiles();
+  const split::WorkSplit s = split::split_work(sizes, 1);
+  if (s.items() == 0) return;
+  const unsigned blocks = grid_of(s, "sparse_pack_r_rows");
+  DeviceGuard guard(ctx.device);
+  const Plan<RPackDesc> plan = upload_plan(ctx, tasks, s);
+  pack_r_rows_kernel<T><<<blocks, kThreads, 0, ctx.stream>>>(arena, packed, plan);
+  GPUQR_CUDA_CHECK_LAUNCH(ctx.stream);
+}
+
+template <class T>
+void sparse_copy_to_host(detail::ContextImpl& ctx, T* host, const T* src, std::int64_t n) {
+  if (n <= 0) return;
+  DeviceGuard guard(ctx.device);
+  GPUQR_CUDA_CHECK(cudaMemcpyAsync(host, src, static_cast<std::size_t>(n) * sizeof(T),
+                                   cudaMemcpyDeviceToHost, ctx.stream));
+}
+
+void* sparse_host_alloc(detail::ContextImpl& ctx, std::size_t bytes) {
+  if (bytes == 0) return nullptr;
+  DeviceGuard guard(ctx.device);
+  void* p = nullptr;
+  const cudaError_t e = cudaMallocHost(&p, bytes);
+  if (e != cudaSuccess) {
+    (void)cudaGetLastError();  // clear the sticky-free error so later calls are not blamed
+    GPUQR_THROW(OutOfMemory, "sparse QR: cannot allocate " + std::to_string(bytes) +
+                                 " bytes of page-locked host memory (" +
+                                 cudaGetErrorString(e) + ")");
+  }
+  return p;
+}
+
+void sparse_host_free(detail::ContextImpl&, void* p) noexcept {
+  if (p != nullptr) (void)cudaFreeHost(p);
+}
 
 template <class T>
 void sparse_s_assembly(detail::ContextImpl& ctx, T* arena, const T* a_values,

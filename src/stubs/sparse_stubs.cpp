@@ -23,6 +23,20 @@ void sparse_count_small_diagonals(detail::ContextImpl&, const T*, double,
   not_compiled("cuda sparse_count_small_diagonals");
 }
 
+template <class T>
+void sparse_pack_r_rows(detail::ContextImpl&, const T*, const std::vector<detail::RPackDesc>&,
+                        T*) {
+  not_compiled("cuda sparse_pack_r_rows");
+}
+template <class T>
+void sparse_copy_to_host(detail::ContextImpl&, T*, const T*, std::int64_t) {
+  not_compiled("cuda sparse_copy_to_host");
+}
+void* sparse_host_alloc(detail::ContextImpl&, std::size_t) {
+  not_compiled("cuda sparse_host_alloc");
+}
+void sparse_host_free(detail::ContextImpl&, void*) noexcept {}
+
 GPUQR_INSTANTIATE_SPARSE_KERNELS(float)
 GPUQR_INSTANTIATE_SPARSE_KERNELS(double)
 
