@@ -99,6 +99,109 @@ double staircase_flops(const std::vector<I>& stair) {
   return flops;
 }
 
+/// R's structure by fundamental supernodes: `first` holds each supernode's first column (plus
+/// n), its pattern (the columns of R's row `first`, ascending) is idx[ptr[s], ptr[s+1]),
+/// super_of the supernode of each column and row_counts the size of every row of R.
+struct SupernodalR {
+  std::vector<I> first, ptr, idx, super_of, row_counts;
+};
+
+/// Merges the consecutive ascending runs v[bounds[r], bounds[r+1]) into one ascending v, by
+/// pairs (log2(runs) passes over v), through `scratch`.
+void merge_runs(std::vector<I>& v, std::vector<I>& bounds, std::vector<I>& scratch) {
+  scratch.resize(v.size());
+  while (bounds.size() > 2) {
+    std::size_t out = 1;
+    for (std::size_t r = 0; r + 1 < bounds.size(); r += 2) {
+      const I lo = bounds[r], mid = bounds[r + 1];
+      const I hi = r + 2 < bounds.size() ? bounds[r + 2] : mid;
+      std::merge(v.begin() + lo, v.begin() + mid, v.begin() + mid, v.begin() + hi,
+                 scratch.begin() + lo);
+      bounds[out++] = hi;
+    }
+    bounds.resize(out);
+    v.swap(scratch);
+  }
+}
+
+/// R's structure (row-merge symbolic): row j of R = {j} + the columns of A's rows whose
+/// leftmost column is j + the rows of R of j's etree children without their own column.
+/// When j's only child is j - 1 and row j is row j - 1 without j - 1 (j and those A rows'
+/// columns already lie in it), j continues j - 1's fundamental supernode: checking that costs
+/// a look at the A rows, and row j is not built. So only the first row of each supernode is
+/// built, which every other row of the supernode is a suffix of; the cost is nnz(A) plus
+/// the supernodes' patterns, not nnz(R).
+SupernodalR supernodal_r_structure(const std::vector<I>& etree, const std::vector<I>& row_ptr,
+                                   const std::vector<I>& row_cols, const std::vector<I>& lm_ptr,
+                                   const std::vector<I>& lm_rows) {
+  const I n = static_cast<I>(etree.size());
+  SupernodalR sr;
+  sr.row_counts.assign(n, 0);
+  sr.ptr.push_back(0);
+  std::vector<I> head, next;
+  child_lists(etree, head, next);
+  std::vector<I> nchildren(n, 0);
+  for (I j = 0; j < n; ++j)
+    if (etree[j] != -1) ++nchildren[etree[j]];
+  // mark[x] == s: column x lies in supernode s's pattern; while s is the current supernode,
+  // its columns >= j are exactly those of row j - 1 of R right of j - 1.
+  std::vector<I>& super_of = sr.super_of;
+  super_of.assign(n, 0);
+  std::vector<I> mark(n, -1), pj, bounds, scratch;
+  I cur = -1;
+  for (I j = 0; j < n; ++j) {
+    bool extends = j > 0 && etree[j - 1] == j && nchildren[j] == 1 && mark[j] == cur;
+    for (I p = lm_ptr[j]; extends && p < lm_ptr[j + 1]; ++p) {
+      const I i = lm_rows[p];
+      for (I t = row_ptr[i]; t < row_ptr[i + 1]; ++t) {
+        if (mark[row_cols[t]] != cur) {
+          extends = false;
+          break;
+        }
+      }
+    }
+    if (extends) {
+      super_of[j] = cur;
+      sr.row_counts[j] = sr.row_counts[j - 1] - 1;
+      continue;
+    }
+    // A new supernode: its first row, as the union of ascending runs (j itself, each A row's
+    // and each child's new columns), merged.
+    cur = static_cast<I>(sr.first.size());
+    sr.first.push_back(j);
+    super_of[j] = cur;
+    pj.clear();
+    bounds.assign(1, 0);
+    const auto add_run = [&](const I* begin, const I* end) {
+      for (const I* x = begin; x != end; ++x) {
+        if (mark[*x] != cur) {
+          mark[*x] = cur;
+          pj.push_back(*x);
+        }
+      }
+      if (static_cast<I>(pj.size()) > bounds.back()) bounds.push_back(static_cast<I>(pj.size()));
+    };
+    add_run(&j, &j + 1);
+    for (I p = lm_ptr[j]; p < lm_ptr[j + 1]; ++p) {
+      const I i = lm_rows[p];
+      add_run(row_cols.data() + row_ptr[i], row_cols.data() + row_ptr[i + 1]);
+    }
+    // A child c of a supernode's first column ends its own supernode s (else c + 1 = j would
+    // continue it): row c of R is s's pattern from position c - first[s] on, c itself first.
+    for (I c = head[j]; c != -1; c = next[c]) {
+      const I s = super_of[c];
+      const I* row = sr.idx.data() + sr.ptr[s] + (c - sr.first[s]);
+      add_run(row + 1, sr.idx.data() + sr.ptr[s + 1]);
+    }
+    merge_runs(pj, bounds, scratch);
+    sr.row_counts[j] = static_cast<I>(pj.size());
+    sr.idx.insert(sr.idx.end(), pj.begin(), pj.end());
+    sr.ptr.push_back(static_cast<I>(sr.idx.size()));
+  }
+  sr.first.push_back(n);
+  return sr;
+}
+
 /// The fill-reducing ordering requested by `options`, validated.
 std::vector<I> initial_ordering(const CscPattern& a, const SparseAnalysisOptions& options) {
   const I n = a.cols;
@@ -142,13 +245,21 @@ SparseAnalysis analyze(const CscPattern& a, const SparseAnalysisOptions& options
 
   // ---- ordering (composed with its etree postorder) and the column etree -------------------
   std::vector<I> q = initial_ordering(a, options);
-  if (options.postorder_columns && n > 0) {
-    const std::vector<I> post = tree_postorder(column_etree(a, q));
-    std::vector<I> composed(n);
-    for (I k = 0; k < n; ++k) composed[k] = q[post[k]];
-    q.swap(composed);
-  }
   res.etree = column_etree(a, q);
+  if (options.postorder_columns && n > 0) {
+    // A postorder is a topological order of the etree, so it changes neither R's structure
+    // nor the tree (Liu 1990): the etree of A*Q*P is the etree of A*Q relabelled, no need to
+    // compute it again from A.
+    const std::vector<I> post = tree_postorder(res.etree);
+    std::vector<I> composed(n), when(n), parent(n);
+    for (I k = 0; k < n; ++k) composed[k] = q[post[k]], when[post[k]] = k;
+    for (I k = 0; k < n; ++k) {
+      const I p = res.etree[post[k]];
+      parent[k] = p == -1 ? -1 : when[p];
+    }
+    q.swap(composed);
+    res.etree.swap(parent);
+  }
   res.postorder = tree_postorder(res.etree);
 
   // ---- rows of A*Q as ascending lists of permuted columns; leftmost columns ---------------
@@ -179,61 +290,27 @@ SparseAnalysis analyze(const CscPattern& a, const SparseAnalysisOptions& options
       if (res.row_leftmost[i] >= 0) lm_rows[fill[res.row_leftmost[i]]++] = i;
   }
 
-  // ---- R's structure: row j of R = {j} + rows of A with leftmost column j + the R rows of
-  // j's etree children without their own column. Patterns are kept only for the first column
-  // of each fundamental supernode (they become the fronts' columns).
-  std::vector<I> head, next;
-  child_lists(res.etree, head, next);
-  std::vector<I> nchildren(n, 0);
-  for (I j = 0; j < n; ++j)
-    if (res.etree[j] != -1) ++nchildren[res.etree[j]];
-  std::vector<std::vector<I>> pattern(n);
-  std::vector<char> starts(n, 0);
-  std::vector<I> mark(n, -1);
-  res.r_row_counts.assign(n, 0);
+  // ---- R's structure, by fundamental supernodes ----------------------------------------------
+  SupernodalR sr = supernodal_r_structure(res.etree, row_ptr, row_cols, lm_ptr, lm_rows);
+  const std::vector<I>& sfirst = sr.first;
+  const I ns = static_cast<I>(sfirst.size()) - 1;
+  res.r_row_counts = std::move(sr.row_counts);
   res.r_column_counts.assign(n, 0);
-  for (I j = 0; j < n; ++j) {
-    std::vector<I> pj{j};
-    mark[j] = j;
-    for (I p = lm_ptr[j]; p < lm_ptr[j + 1]; ++p) {
-      const I i = lm_rows[p];
-      for (I t = row_ptr[i]; t < row_ptr[i + 1]; ++t) {
-        if (mark[row_cols[t]] != j) {
-          mark[row_cols[t]] = j;
-          pj.push_back(row_cols[t]);
-        }
-      }
-    }
-    for (I c = head[j]; c != -1; c = next[c]) {
-      for (const I x : pattern[c]) {
-        if (x != c && mark[x] != j) {
-          mark[x] = j;
-          pj.push_back(x);
-        }
-      }
-    }
-    std::sort(pj.begin(), pj.end());
-    const I count = static_cast<I>(pj.size());
-    res.r_row_counts[j] = count;
-    for (const I x : pj) ++res.r_column_counts[x];
-    res.nnz_r += count;
-    starts[j] = !(j > 0 && res.etree[j - 1] == j && nchildren[j] == 1 &&
-                  count == res.r_row_counts[j - 1] - 1);
-    for (I c = head[j]; c != -1; c = next[c]) {
-      if (!starts[c]) std::vector<I>().swap(pattern[c]);
-    }
-    pattern[j] = std::move(pj);
+  for (I s = 0; s < ns; ++s) {
+    // Row j of R (j in the supernode [first, last]) is the supernode's pattern from position
+    // j - first on: the supernode's column first + u lies in u + 1 of its rows, the columns
+    // right of it in all of them.
+    const I first = sfirst[s], width = sfirst[s + 1] - first;
+    const I* pat = sr.idx.data() + sr.ptr[s];
+    const I len = sr.ptr[s + 1] - sr.ptr[s];
+    for (I u = 0; u < width; ++u) res.r_column_counts[pat[u]] += u + 1;
+    for (I u = width; u < len; ++u) res.r_column_counts[pat[u]] += width;
   }
+  for (I j = 0; j < n; ++j) res.nnz_r += res.r_row_counts[j];
+  res.fundamental_supernodes = sfirst;
 
-  // ---- fundamental supernodes ----------------------------------------------------------------
-  std::vector<I>& sfirst = res.fundamental_supernodes;
-  for (I j = 0; j < n; ++j)
-    if (starts[j]) sfirst.push_back(j);
-  const I ns = static_cast<I>(sfirst.size());
-  sfirst.push_back(n);
-  std::vector<I> super_of(n);
-  for (I s = 0; s < ns; ++s)
-    for (I j = sfirst[s]; j < sfirst[s + 1]; ++j) super_of[j] = s;
+  // ---- fundamental supernodes' tree and structural R entries ---------------------------------
+  const std::vector<I>& super_of = sr.super_of;
   std::vector<I> sparent(ns, -1);
   std::vector<double> strue(ns, 0);  // structural R entries of the supernode's rows
   for (I s = 0; s < ns; ++s) {
@@ -274,18 +351,20 @@ SparseAnalysis analyze(const CscPattern& a, const SparseAnalysisOptions& options
     f.first_pivot = sfirst[s];
     f.npiv = sfirst[top + 1] - sfirst[s];
     const I last = f.first_pivot + f.npiv - 1;
-    f.cols.reserve(f.npiv + g_nonpiv[top]);
+    // The top supernode's pattern starts with its own columns, which end at `last`.
+    const I* pat = sr.idx.data() + sr.ptr[top] + (last + 1 - sfirst[top]);
+    const I* pat_end = sr.idx.data() + sr.ptr[top + 1];
+    f.cols.reserve(f.npiv + (pat_end - pat));
     for (I j = f.first_pivot; j <= last; ++j) f.cols.push_back(j);
-    for (const I x : pattern[sfirst[top]])
-      if (x > last) f.cols.push_back(x);
-    for (I j = f.first_pivot; j <= last; ++j) {
-      front_of_col[j] = static_cast<I>(res.fronts.size());
-      f.a_rows.insert(f.a_rows.end(), lm_rows.begin() + lm_ptr[j], lm_rows.begin() + lm_ptr[j + 1]);
-    }
-    std::sort(f.a_rows.begin(), f.a_rows.end());
+    f.cols.insert(f.cols.end(), pat, pat_end);
+    for (I j = f.first_pivot; j <= last; ++j) front_of_col[j] = static_cast<I>(res.fronts.size());
+    f.a_rows.reserve(lm_ptr[last + 1] - lm_ptr[f.first_pivot]);
     res.fronts.push_back(std::move(f));
   }
-  std::vector<std::vector<I>>().swap(pattern);
+  // A's rows go to the front of their leftmost column; visiting them in order leaves every
+  // front's a_rows ascending.
+  for (I i = 0; i < m; ++i)
+    if (res.row_leftmost[i] >= 0) res.fronts[front_of_col[res.row_leftmost[i]]].a_rows.push_back(i);
   const I nf = static_cast<I>(res.fronts.size());
   std::vector<I> pos(n, -1), stair;
   double live_cb = 0, peak = 0, moved = 0;
