@@ -30,7 +30,11 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
+#include <new>
 #include <string>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "gpuqr/context.hpp"
@@ -39,6 +43,32 @@
 #include "gpuqr/sparse_analysis.hpp"
 
 namespace gpuqr {
+namespace detail {
+
+/// std::allocator, except that elements made without a value are left uninitialized: R's
+/// arrays (10^8 entries and more) are written in full by many threads before anything reads
+/// them, and zeroing them first on one thread cost more than writing them.
+template <class U>
+struct UninitAllocator : std::allocator<U> {
+  using value_type = U;
+  template <class V>
+  struct rebind {
+    using other = UninitAllocator<V>;
+  };
+  UninitAllocator() noexcept = default;
+  template <class V>
+  UninitAllocator(const UninitAllocator<V>&) noexcept {}
+  template <class V>
+  void construct(V* p) noexcept(std::is_nothrow_default_constructible_v<V>) {
+    ::new (static_cast<void*>(p)) V;
+  }
+  template <class V, class... Args>
+  void construct(V* p, Args&&... args) {
+    ::new (static_cast<void*>(p)) V(std::forward<Args>(args)...);
+  }
+};
+
+}  // namespace detail
 
 /// Options of SparseQR.
 struct SparseQROptions {
@@ -288,8 +318,8 @@ class SparseQR {
   /// R in compressed sparse row form (row k: permuted column indices ascending, diagonal
   /// first), kept for the back substitution and converted to CSC by r().
   std::vector<std::int64_t> r_row_ptr_;
-  std::vector<std::int64_t> r_cols_;
-  std::vector<T> r_values_;
+  std::vector<std::int64_t, detail::UninitAllocator<std::int64_t>> r_cols_;
+  std::vector<T, detail::UninitAllocator<T>> r_values_;
   std::vector<std::int64_t> zero_pivots_;
   double tol_ = -1;
   bool keep_householder_ = true;

@@ -158,6 +158,9 @@ struct SparseQR<T>::Device {
   /// batched QR; the dense path's staircase blocks are `block` columns wide.
   I dense_min;
   I block;
+  /// A dense front is factored whole (one geqrf) when its staircase keeps at least this
+  /// fraction of the rows a full QR would touch (GPUQR_SPARSE_WHOLE, percent).
+  double whole;
 
   // The context's copies of the maps, of A's values and of B.
   detail::ArenaArray<I> s_row, s_col, s_value, pack_row, pack_col, b_dst, b_src;
@@ -202,6 +205,7 @@ struct SparseQR<T>::Device {
         dev(ctx.device()),
         dense_min(detail::env_int("GPUQR_SPARSE_DENSE_MIN", 384)),
         block(detail::env_int("GPUQR_SPARSE_BLOCK", 256)),
+        whole(static_cast<double>(detail::env_int("GPUQR_SPARSE_WHOLE", 80)) / 100),
         was_checking(ctx.check_finite()) {
     ctx.set_check_finite(false);
   }
@@ -520,15 +524,15 @@ struct SparseQR<T>::Device {
     const std::vector<I> stair = staircase(f);
     const MatrixView<T> front(front_ptr(f), r, w, r, space, dev);
     T* tau = arena.data() + tau_at[f];
-    // A front whose staircase saves little (the rows below it are under a fifth of the
-    // columns' heights) is one geqrf call: the blocked driver's look-ahead then overlaps its
+    // A front whose staircase saves little (by default: the rows below it are under a fifth
+    // of the columns' heights) is one geqrf call: the blocked driver's look-ahead then overlaps its
     // panels with the trailing update, which block-by-block calls cannot.
     double stair_rows = 0, full_rows = 0;
     for (I j = 0; j < kf; ++j) {
       stair_rows += static_cast<double>(std::max<I>(stair[j] - j, 0));
       full_rows += static_cast<double>(r - j);
     }
-    if (stair_rows >= 0.8 * full_rows) {
+    if (stair_rows >= whole * full_rows) {
       const VectorView<T> tau_all(tau, kf, space, dev);
       geqrf<T>(ctx, front.block(0, 0, r, c), tau_all);
       if (k > 0)

@@ -15,6 +15,7 @@
 #include <exception>
 #include <string>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 #include "gpuqr/error.hpp"
@@ -607,8 +608,8 @@ struct SparseQR<T>::Twin {
 
   void finish(Matrix<T>& c_tail, I& tail) {
     const I nf = static_cast<I>(an().fronts.size()), n = an().cols;
-    std::vector<I>& cols = self.r_cols_;
-    std::vector<T>& values = self.r_values_;
+    auto& cols = self.r_cols_;
+    auto& values = self.r_values_;
     I first_zero = n;
     for (I j = 0; j < n; ++j) {
       if (values[row_start[j]] == T(0)) {
@@ -648,8 +649,8 @@ struct SparseQR<T>::Twin {
       values.resize(static_cast<std::size_t>(row_ptr[n]));
     } else if (any_extra) {
       // Rows from the first zero pivot on merge their noise back in, by column.
-      std::vector<I> new_cols(static_cast<std::size_t>(row_ptr[n]));
-      std::vector<T> new_values(static_cast<std::size_t>(row_ptr[n]));
+      std::remove_reference_t<decltype(cols)> new_cols(static_cast<std::size_t>(row_ptr[n]));
+      std::remove_reference_t<decltype(values)> new_values(static_cast<std::size_t>(row_ptr[n]));
       std::vector<std::pair<const Noise*, const Noise*>> row_noise(
           static_cast<std::size_t>(n), {nullptr, nullptr});
       for (I f = 0; f < nf; ++f) {
