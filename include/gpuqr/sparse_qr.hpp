@@ -29,6 +29,7 @@
 // With rank detection, solve() returns the basic solution (x = 0 on the dead columns).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <new>
@@ -45,11 +46,17 @@
 namespace gpuqr {
 namespace detail {
 
-/// std::allocator, except that elements made without a value are left uninitialized: R's
-/// arrays (10^8 entries and more) are written in full by many threads before anything reads
-/// them, and zeroing them first on one thread cost more than writing them.
+/// Memory for UninitAllocator: large blocks (64 MiB and more) 2 MiB-aligned and, on Linux,
+/// advised to use transparent huge pages, so that their first touch faults once per 2 MiB
+/// instead of once per 4 KiB page; smaller ones from operator new. Throws std::bad_alloc.
+void* uninit_allocate(std::size_t bytes);
+void uninit_deallocate(void* p, std::size_t bytes) noexcept;
+
+/// An allocator whose elements made without a value are left uninitialized: R's arrays (10^8
+/// entries and more) are written in full by many threads before anything reads them, and
+/// zeroing them first on one thread cost more than writing them.
 template <class U>
-struct UninitAllocator : std::allocator<U> {
+struct UninitAllocator {
   using value_type = U;
   template <class V>
   struct rebind {
@@ -58,6 +65,12 @@ struct UninitAllocator : std::allocator<U> {
   UninitAllocator() noexcept = default;
   template <class V>
   UninitAllocator(const UninitAllocator<V>&) noexcept {}
+  U* allocate(std::size_t n) { return static_cast<U*>(uninit_allocate(n * sizeof(U))); }
+  void deallocate(U* p, std::size_t n) noexcept { uninit_deallocate(p, n * sizeof(U)); }
+  template <class V>
+  bool operator==(const UninitAllocator<V>&) const noexcept { return true; }
+  template <class V>
+  bool operator!=(const UninitAllocator<V>&) const noexcept { return false; }
   template <class V>
   void construct(V* p) noexcept(std::is_nothrow_default_constructible_v<V>) {
     ::new (static_cast<void*>(p)) V;

@@ -1,8 +1,14 @@
 #include <cstdlib>
 #include <cstring>
+#include <new>
 #include <string>
 
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
+
 #include "gpuqr/matrix.hpp"
+#include "gpuqr/sparse_qr.hpp"
 #include "src/core/context_impl.hpp"
 
 namespace gpuqr {
@@ -48,6 +54,31 @@ void copy_2d(void* dst, std::int64_t ldd, MemorySpace dst_space, const void* src
   cuda_copy_2d(dst, ldd * static_cast<std::int64_t>(elem), dst_space == MemorySpace::device,
                src, lds * static_cast<std::int64_t>(elem), src_space == MemorySpace::device,
                row_bytes, cols);
+}
+
+namespace {
+constexpr std::size_t kHugeBlock = std::size_t(64) << 20;
+constexpr std::size_t kHugePage = std::size_t(2) << 20;
+}  // namespace
+
+void* uninit_allocate(std::size_t bytes) {
+  if (bytes < kHugeBlock) return ::operator new(bytes);
+  const std::size_t rounded = (bytes + kHugePage - 1) / kHugePage * kHugePage;
+  void* p = std::aligned_alloc(kHugePage, rounded);
+  if (p == nullptr) throw std::bad_alloc();
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+  (void)madvise(p, rounded, MADV_HUGEPAGE);  // advice only: without THP it changes nothing
+#endif
+  return p;
+}
+
+void uninit_deallocate(void* p, std::size_t bytes) noexcept {
+  if (p == nullptr) return;
+  if (bytes < kHugeBlock) {
+    ::operator delete(p);
+  } else {
+    std::free(p);
+  }
 }
 
 }  // namespace detail

@@ -203,7 +203,7 @@ struct SparseQR<T>::Device {
       : self(s), twin(t), a(a_), b(b_), maps(m), ctx(user.is_cuda() ? user : Context::cpu()),
         tol(tol_), k(b_ != nullptr ? b_->cols() : 0), space(detail::space_of(ctx)),
         dev(ctx.device()),
-        dense_min(detail::env_int("GPUQR_SPARSE_DENSE_MIN", 384)),
+        dense_min(detail::env_int("GPUQR_SPARSE_DENSE_MIN", 1024)),
         block(detail::env_int("GPUQR_SPARSE_BLOCK", 256)),
         whole(static_cast<double>(detail::env_int("GPUQR_SPARSE_WHOLE", 80)) / 100),
         was_checking(ctx.check_finite()) {
