@@ -159,6 +159,8 @@ struct SparseFactorStats {
   /// fronts (batched) and of the large ones (blocked), and packing R's rows for the copy out.
   /// With GPUQR_SPARSE_PROFILE=1 in the environment the driver waits for the device after
   /// each, so these hold the device's time too (a diagnostic: it serializes host and device).
+  /// Where a launch's dense fronts run on several lanes (streams and host threads), the small
+  /// fronts' QR runs beside them and dense_qr_seconds includes it.
   double assembly_seconds = 0;
   double small_qr_seconds = 0;
   double dense_qr_seconds = 0;

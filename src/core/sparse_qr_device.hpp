@@ -188,6 +188,10 @@ struct SparseQR<T>::Device {
   bool was_checking;
   /// GPUQR_SPARSE_PROFILE=1: wait for the device after each enqueued part (SparseFactorStats).
   bool profile = detail::env_int("GPUQR_SPARSE_PROFILE", 0) != 0;
+  /// Contexts (streams of their own) for the dense fronts of a launch (factor_dense_all);
+  /// GPUQR_SPARSE_LANES of them, made on first use.
+  I lanes_wanted = detail::env_int("GPUQR_SPARSE_LANES", 4);
+  std::vector<Context> lanes;
 
   /// Times `body` (enqueueing work) into acc; in profile mode with the device's time.
   template <class F>
@@ -479,14 +483,14 @@ struct SparseQR<T>::Device {
 
   /// The QR of fronts `fs` (assembled): batched for the small ones, blocked for the large.
   void factor(const std::vector<I>& fs) {
-    std::vector<I> m, n, lda, nc, kk;
+    std::vector<I> m, n, lda, nc, kk, dense;
     std::vector<T*> ap, taup, cp;
     std::vector<detail::DiagDesc> diag;
     for (const I f : fs) {
       const I r = rows(f), c = ncols(f), kf = std::min(r, c);
       if (kf == 0) continue;
       if (kf >= dense_min) {
-        enqueued(self.stats_.dense_qr_seconds, [&] { factor_dense(f); });
+        dense.push_back(f);
         ++self.stats_.dense_fronts;
       } else {
         m.push_back(r);
@@ -502,7 +506,8 @@ struct SparseQR<T>::Device {
       if (tol >= 0) diag.push_back({at[f], r, std::min(r, an().fronts[f].npiv)});
     }
     const I batch = static_cast<I>(m.size());
-    if (batch > 0) {
+    auto small = [&] {
+      if (batch == 0) return;
       enqueued(self.stats_.small_qr_seconds, [&] {
         geqrf_vbatched<T>(ctx, m.data(), n.data(), ap.data(), lda.data(), taup.data(), batch);
         if (k > 0) {
@@ -511,15 +516,70 @@ struct SparseQR<T>::Device {
                             lda.data(), ctau.data(), cp.data(), lda.data(), batch);
         }
       });
+    };
+    if (!dense.empty()) {
+      enqueued(self.stats_.dense_qr_seconds, [&] { factor_dense_all(dense, small); });
+    } else {
+      small();
     }
     if (!diag.empty())
       GPUQR_DISPATCH(ctx, sparse_count_small_diagonals<T>, arena.data(), tol, diag,
                      small_count.data());
   }
 
+  /// The dense fronts `fs` of one launch (independent of each other), and `small` (the
+  /// batched QR of the launch's small fronts, on the context). On CUDA with two or more dense
+  /// fronts they go to `lanes` contexts of their own streams, one host thread per lane
+  /// enqueueing the fronts largest first: a front's QR is a few hundred small kernels and
+  /// library calls, bound by the host's enqueueing and the GPU's launch latency, so fronts on
+  /// separate threads and streams overlap where one stream would run them back to back. The
+  /// lanes wait for the context's work so far (the assemblies) and the context waits for
+  /// theirs before anything after the QR.
+  template <class Small>
+  void factor_dense_all(std::vector<I> fs, Small&& small) {
+    const std::size_t nl = std::min<std::size_t>(static_cast<std::size_t>(std::max<I>(lanes_wanted, 1)), fs.size());
+    if (!ctx.is_cuda() || nl <= 1) {
+      small();
+      for (const I f : fs) self.stats_.whole_fronts += factor_dense(ctx, f) ? 1 : 0;
+      return;
+    }
+    while (lanes.size() < nl) {
+      lanes.push_back(Context::cuda(dev));
+      lanes.back().set_check_finite(false);
+    }
+    for (std::size_t l = 0; l < nl; ++l) detail::cuda_lane_signal(ctx.impl(), lanes[l].impl());
+    std::stable_sort(fs.begin(), fs.end(),
+                     [&](I x, I y) { return an().fronts[x].flops > an().fronts[y].flops; });
+    std::atomic<std::size_t> next{0};
+    std::atomic<I> whole_count{0};
+    std::atomic<bool> failed{false};
+    std::exception_ptr failure;
+    auto body = [&](std::size_t l) {
+      try {
+        for (std::size_t i; !failed.load() && (i = next.fetch_add(1)) < fs.size();)
+          if (factor_dense(lanes[l], fs[i])) ++whole_count;
+      } catch (...) {
+        if (!failed.exchange(true)) failure = std::current_exception();
+      }
+    };
+    std::vector<std::thread> pool;
+    for (std::size_t l = 0; l < nl; ++l) pool.emplace_back(body, l);
+    std::exception_ptr small_failure;
+    try {
+      small();  // on this thread and the context's stream, beside the lanes
+    } catch (...) {
+      small_failure = std::current_exception();
+    }
+    for (std::thread& t : pool) t.join();
+    for (std::size_t l = 0; l < nl; ++l) detail::cuda_lane_signal(lanes[l].impl(), ctx.impl());
+    if (failure) std::rethrow_exception(failure);
+    if (small_failure) std::rethrow_exception(small_failure);
+    self.stats_.whole_fronts += whole_count.load();
+  }
+
   /// The blocked QR of front f on its staircase: `block` columns at a time, each block
   /// factored and applied to the columns right of it on the rows its staircase reaches.
-  void factor_dense(I f) {
+  bool factor_dense(const Context& on, I f) {
     const I r = rows(f), c = ncols(f), w = width(f), kf = std::min(r, c);
     const std::vector<I> stair = staircase(f);
     const MatrixView<T> front(front_ptr(f), r, w, r, space, dev);
@@ -534,12 +594,11 @@ struct SparseQR<T>::Device {
     }
     if (stair_rows >= whole * full_rows) {
       const VectorView<T> tau_all(tau, kf, space, dev);
-      geqrf<T>(ctx, front.block(0, 0, r, c), tau_all);
+      geqrf<T>(on, front.block(0, 0, r, c), tau_all);
       if (k > 0)
-        ormqr<T>(ctx, Side::left, Op::trans, MatrixView<const T>(front.block(0, 0, r, kf)),
+        ormqr<T>(on, Side::left, Op::trans, MatrixView<const T>(front.block(0, 0, r, kf)),
                  VectorView<const T>(tau_all), front.block(0, c, r, k));
-      ++self.stats_.whole_fronts;
-      return;
+      return true;
     }
     for (I c0 = 0; c0 < kf; c0 += block) {
       const I c1 = std::min(c0 + block, kf);
@@ -547,11 +606,12 @@ struct SparseQR<T>::Device {
       if (height == 0) continue;  // no row reaches these columns: H = I (tau stays 0)
       const I kb = std::min(height, c1 - c0);
       const VectorView<T> tau_block(tau + c0, kb, space, dev);
-      geqrf<T>(ctx, front.block(c0, c0, height, c1 - c0), tau_block);
+      geqrf<T>(on, front.block(c0, c0, height, c1 - c0), tau_block);
       if (c1 < w)
-        ormqr<T>(ctx, Side::left, Op::trans, MatrixView<const T>(front.block(c0, c0, height, kb)),
+        ormqr<T>(on, Side::left, Op::trans, MatrixView<const T>(front.block(c0, c0, height, kb)),
                  VectorView<const T>(tau_block), front.block(c0, c1, height, w - c1));
     }
+    return false;
   }
 
   /// Front f's staircase in the maps' placement: column j is nonzero in rows [0, stair[j]).
