@@ -3,15 +3,20 @@
 // inputs (every partial sum is an integer the format holds exactly, so any lost, doubled or
 // misplaced row or column shows), rounding-error bounds on random and graded inputs against
 // a long-double reference, bitwise reproducibility, odd shapes (n = 1 .. 128, m not a multiple
-// of a chunk, ld > m, an A that is not 16-byte aligned), and the CholeskyQR methods run
-// through them. CUDA only: skips without a GPU.
+// of a chunk, ld > m, an A that is not 16-byte aligned), many chunks per block (the FP64
+// kernel's ring of shared-memory stages wraps), and the CholeskyQR methods run through them.
+// FP64 cases run on every mma shape of the tensor-core kernel (GPUQR_GRAM_DMMA). CUDA only:
+// skips without a GPU.
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gpuqr/accuracy.hpp"
@@ -27,29 +32,57 @@ namespace {
 
 class GramKernels : public BackendTest {};
 
-/// Sets GPUQR_GRAM_KERNEL for the scope (the leaves read it on every call).
-class GramKernelKnob {
+/// Sets an environment variable for the scope (the leaves read theirs on every call).
+class EnvKnob {
  public:
-  explicit GramKernelKnob(const char* value) {
-    const char* old = std::getenv("GPUQR_GRAM_KERNEL");
+  EnvKnob(const char* name, const char* value) : name_(name) {
+    const char* old = std::getenv(name);
     had_ = old != nullptr;
     if (had_) old_ = old;
-    setenv("GPUQR_GRAM_KERNEL", value, 1);
+    setenv(name, value, 1);
   }
-  ~GramKernelKnob() {
+  ~EnvKnob() {
     if (had_) {
-      setenv("GPUQR_GRAM_KERNEL", old_.c_str(), 1);
+      setenv(name_.c_str(), old_.c_str(), 1);
     } else {
-      unsetenv("GPUQR_GRAM_KERNEL");
+      unsetenv(name_.c_str());
     }
   }
 
  private:
+  std::string name_;
   bool had_ = false;
   std::string old_;
 };
 
-const int kCols[] = {1, 7, 33, 64, 100, 128};
+/// GPUQR_GRAM_KERNEL=1: the streamed kernels at any m.
+class GramKernelKnob : public EnvKnob {
+ public:
+  explicit GramKernelKnob(const char* value) : EnvKnob("GPUQR_GRAM_KERNEL", value) {}
+};
+
+/// The mma shapes of the FP64 kernel (GPUQR_GRAM_DMMA) a case runs on: all of them for
+/// double; FP32 has one kernel.
+template <class T>
+std::vector<std::string> mma_shapes() {
+  if (sizeof(T) == 8) return {"884", "1684", "1688"};
+  return {"default"};
+}
+/// Runs body() once per shape of mma_shapes<T>(), with the knob set (FP64) and the shape
+/// traced.
+template <class T, class Body>
+void for_each_shape(Body&& body) {
+  for (const std::string& shape : mma_shapes<T>()) {
+    SCOPED_TRACE("mma shape " + shape);
+    std::optional<EnvKnob> knob;
+    if (sizeof(T) == 8) knob.emplace("GPUQR_GRAM_DMMA", shape.c_str());
+    body();
+  }
+}
+
+// 8 and 13: n a multiple of the 8-column mma tiles and not; 33, 64, 100, 128: every width of
+// the kernels' padded column counts (32, 64, 128) and its edges.
+const int kCols[] = {1, 7, 8, 13, 33, 64, 100, 128};
 
 /// Host m x n with entries drawn from `values` (never all zero).
 template <class T>
@@ -191,10 +224,14 @@ TEST_P(GramKernels, ExactOnSmallIntegers) {
           const Placed<T> ad = place(ctx(), a, layout);
           // |G| <= 9 m < 2^24: every partial sum is exact in float and double.
           const Reference ref = reference_gram<T>(a, nullptr);
-          const Matrix<T> g = gpu_gram<T>(ctx(), ad.view, static_cast<const Matrix<T>*>(nullptr));
-          EXPECT_EQ(scaled_error(g, ref), 0.0) << "A^T A";
-          EXPECT_TRUE(bitwise_equal(g, gpu_gram<T>(ctx(), ad.view, static_cast<const Matrix<T>*>(nullptr))))
-              << "two runs differ";
+          for_each_shape<T>([&] {
+            const Matrix<T> g =
+                gpu_gram<T>(ctx(), ad.view, static_cast<const Matrix<T>*>(nullptr));
+            EXPECT_EQ(scaled_error(g, ref), 0.0) << "A^T A";
+            EXPECT_TRUE(bitwise_equal(
+                g, gpu_gram<T>(ctx(), ad.view, static_cast<const Matrix<T>*>(nullptr))))
+                << "two runs differ";
+          });
           // (A X)^T (A X) with A, X in {-1, 0, 1}: |entries| <= m n^2, exact in double, and in
           // float while m n^2 < 2^24.
           if (sizeof(T) == 4 && double(m) * n * n >= 16777216.0) continue;
@@ -203,10 +240,12 @@ TEST_P(GramKernels, ExactOnSmallIntegers) {
           for (bool full : {false, true}) {
             const Matrix<T> x = small_x<T>(n, full, seed++);
             const Reference refp = reference_gram(a1, &x);
-            const Matrix<T> gp = gpu_gram<T>(ctx(), a1d.view, &x);
-            EXPECT_EQ(scaled_error(gp, refp), 0.0) << "(A X)^T (A X), full X " << full;
-            EXPECT_TRUE(bitwise_equal(gp, gpu_gram<T>(ctx(), a1d.view, &x)))
-                << "two runs differ (product)";
+            for_each_shape<T>([&] {
+              const Matrix<T> gp = gpu_gram<T>(ctx(), a1d.view, &x);
+              EXPECT_EQ(scaled_error(gp, refp), 0.0) << "(A X)^T (A X), full X " << full;
+              EXPECT_TRUE(bitwise_equal(gp, gpu_gram<T>(ctx(), a1d.view, &x)))
+                  << "two runs differ (product)";
+            });
           }
         }
       }
@@ -233,10 +272,7 @@ TEST_P(GramKernels, RandomAndGradedWithinRoundingBounds) {
                 a(i, j) *= T(std::pow(10.0, -(sizeof(T) == 8 ? 8.0 : 4.0) * j / n));
           const Placed<T> ad = place(ctx(), a, Layout::plain);
           // Any summation order of the m products errs by at most gamma_m |a_i|^T |a_j|.
-          const Matrix<T> g = gpu_gram<T>(ctx(), ad.view, static_cast<const Matrix<T>*>(nullptr));
-          const double err = scaled_error(g, reference_gram<T>(a, nullptr));
-          EXPECT_LE(err, double(m) * eps);
-          EXPECT_TRUE(bitwise_equal(g, gpu_gram<T>(ctx(), ad.view, static_cast<const Matrix<T>*>(nullptr))));
+          const Reference ref = reference_gram<T>(a, nullptr);
           // W = A X errs by gamma_n |A| |X|, then the Gram of W: to first order
           // (2 n + m) eps (|A||X|)^T (|A||X|). X upper triangular (as R^{-1} in CholeskyQR2).
           Matrix<T> x = random_matrix<T>(n, n, seed++);
@@ -244,11 +280,95 @@ TEST_P(GramKernels, RandomAndGradedWithinRoundingBounds) {
             x(j, j) = T(4 + std::abs(double(x(j, j))));
             for (std::int64_t i = j + 1; i < n; ++i) x(i, j) = T(0);
           }
-          const Matrix<T> gp = gpu_gram<T>(ctx(), ad.view, &x);
-          const double errp = scaled_error(gp, reference_gram(a, &x));
-          EXPECT_LE(errp, double(2 * n + m + 4) * eps);
-          EXPECT_TRUE(bitwise_equal(gp, gpu_gram<T>(ctx(), ad.view, &x)));
+          const Reference refp = reference_gram(a, &x);
+          for_each_shape<T>([&] {
+            const Matrix<T> g =
+                gpu_gram<T>(ctx(), ad.view, static_cast<const Matrix<T>*>(nullptr));
+            EXPECT_LE(scaled_error(g, ref), double(m) * eps);
+            EXPECT_TRUE(bitwise_equal(
+                g, gpu_gram<T>(ctx(), ad.view, static_cast<const Matrix<T>*>(nullptr))));
+            const Matrix<T> gp = gpu_gram<T>(ctx(), ad.view, &x);
+            EXPECT_LE(scaled_error(gp, refp), double(2 * n + m + 4) * eps);
+            EXPECT_TRUE(bitwise_equal(gp, gpu_gram<T>(ctx(), ad.view, &x)));
+          });
         }
+      }
+    }
+  }));
+}
+
+/// (A X)^T (A X) (x null: A^T A) in 64-bit integers, for small-integer A and X: exact, and
+/// fast enough for hundreds of thousands of rows.
+template <class T>
+std::vector<std::int64_t> exact_gram(const Matrix<T>& a, const Matrix<T>* x) {
+  const std::int64_t m = a.rows(), n = a.cols();
+  std::vector<std::int64_t> w(m * n, 0);
+  for (std::int64_t j = 0; j < n; ++j) {
+    std::int64_t* wj = w.data() + j * m;
+    if (x == nullptr) {
+      for (std::int64_t i = 0; i < m; ++i) wj[i] = std::int64_t(a(i, j));
+      continue;
+    }
+    for (std::int64_t k = 0; k < n; ++k) {
+      const std::int64_t xkj = std::int64_t((*x)(k, j));
+      if (xkj != 0)
+        for (std::int64_t i = 0; i < m; ++i) wj[i] += std::int64_t(a(i, k)) * xkj;
+    }
+  }
+  std::vector<std::int64_t> g(n * n);
+  for (std::int64_t j = 0; j < n; ++j)
+    for (std::int64_t i = 0; i <= j; ++i) {
+      std::int64_t s = 0;
+      for (std::int64_t r = 0; r < m; ++r) s += w[r + i * m] * w[r + j * m];
+      g[i + j * n] = g[j + i * n] = s;
+    }
+  return g;
+}
+
+/// Entries of g that differ from the exact integers (0: all equal).
+template <class T>
+int count_inexact(const Matrix<T>& g, const std::vector<std::int64_t>& exact) {
+  const std::int64_t n = g.rows();
+  int bad = 0;
+  for (std::int64_t j = 0; j < n; ++j)
+    for (std::int64_t i = 0; i < n; ++i)
+      if ((long double)g(i, j) != (long double)exact[i + j * n]) ++bad;
+  return bad;
+}
+
+// Many chunks per block: on a 132-SM GPU the persistent grid has at most 2 blocks per SM of
+// the FP64 kernel, whose chunks are 128 (n <= 32), 64 (n <= 64) or 32 rows (n <= 128); these m
+// give every block at least 6 chunks, so its ring of 3 (or 2) shared-memory stages wraps
+// several times and the copies of a chunk overlap the work on the one before. Exact integer
+// results, in both copy paths (16-byte and, A one element off alignment, 8-byte).
+TEST_P(GramKernels, ExactWithManyChunksPerBlock) {
+  GPUQR_FOR_PRECISION(([&]<class T>() {
+    const GramKernelKnob knob("1");
+    std::uint64_t seed = 500;
+    const std::pair<std::int64_t, int> shapes[] = {{202757, 13}, {101381, 64}, {50693, 128}};
+    for (const auto& [m, n] : shapes) {
+      const Matrix<T> a = pick_matrix<T>(m, n, {-3, -2, -1, 1, 2, 3}, seed++);
+      const std::vector<std::int64_t> ref = exact_gram<T>(a, nullptr);  // |G| <= 9 m < 2^24
+      const Matrix<T> a1 = pick_matrix<T>(m, n, {-1, 1}, seed++);
+      const Matrix<T> x = small_x<T>(n, false, seed++);
+      // |(A X)^T (A X)| <= m n^2: exact in double (not in float: skipped there).
+      const bool product = sizeof(T) == 8;
+      const std::vector<std::int64_t> refp =
+          product ? exact_gram<T>(a1, &x) : std::vector<std::int64_t>();
+      for (Layout layout : {Layout::plain, Layout::offset}) {
+        SCOPED_TRACE(std::to_string(m) + "x" + std::to_string(n) + " layout " +
+                     std::to_string(int(layout)));
+        const Placed<T> ad = place(ctx(), a, layout);
+        const Placed<T> a1d = place(ctx(), a1, layout);
+        for_each_shape<T>([&] {
+          const Matrix<T> g =
+              gpu_gram<T>(ctx(), ad.view, static_cast<const Matrix<T>*>(nullptr));
+          EXPECT_EQ(count_inexact(g, ref), 0) << "A^T A";
+          if (product) {
+            const Matrix<T> gp = gpu_gram<T>(ctx(), a1d.view, &x);
+            EXPECT_EQ(count_inexact(gp, refp), 0) << "(A X)^T (A X)";
+          }
+        });
       }
     }
   }));
