@@ -253,6 +253,31 @@ TEST_P(GramKernels, ExactOnSmallIntegers) {
   }));
 }
 
+// Few and mid-sized cases (the default mma shape, both passes, every width class, a stage ring
+// that wraps), so that compute-sanitizer's racecheck, which runs kernels hundreds of times
+// slower, covers the kernels within minutes.
+TEST_P(GramKernels, SanitizerSizedCasesExact) {
+  GPUQR_FOR_PRECISION(([&]<class T>() {
+    const GramKernelKnob knob("1");
+    std::uint64_t seed = 900;
+    for (const std::int64_t m : {4097, 20011}) {
+      for (const int n : {13, 64, 128}) {
+        SCOPED_TRACE(std::to_string(m) + "x" + std::to_string(n));
+        const Matrix<T> a = pick_matrix<T>(m, n, {-3, -2, -1, 1, 2, 3}, seed++);
+        const Placed<T> ad = place(ctx(), a, Layout::plain);
+        const Matrix<T> g = gpu_gram<T>(ctx(), ad.view, static_cast<const Matrix<T>*>(nullptr));
+        EXPECT_EQ(scaled_error(g, reference_gram<T>(a, nullptr)), 0.0) << "A^T A";
+        if (sizeof(T) == 4 && double(m) * n * n >= 16777216.0) continue;
+        const Matrix<T> a1 = pick_matrix<T>(m, n, {-1, 1}, seed++);
+        const Placed<T> a1d = place(ctx(), a1, Layout::plain);
+        const Matrix<T> x = small_x<T>(n, true, seed++);
+        EXPECT_EQ(scaled_error(gpu_gram<T>(ctx(), a1d.view, &x), reference_gram(a1, &x)), 0.0)
+            << "(A X)^T (A X)";
+      }
+    }
+  }));
+}
+
 TEST_P(GramKernels, RandomAndGradedWithinRoundingBounds) {
   GPUQR_FOR_PRECISION(([&]<class T>() {
     const GramKernelKnob knob("1");
