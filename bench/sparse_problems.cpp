@@ -21,7 +21,7 @@
 // low (grid2d:1000: 5.0e11 at 56, 1500: 1.5e12 at 72, 2000: 3.9e12 at 94 with 42 GB of
 // fronts). The step between neighbouring NX is uneven (COLAMD's separators): check a new size
 // with --analyze-only. Building a grid takes about 0.2 s per million unknowns (grid2d:2000,
-// 4e6 unknowns: 0.65 s); the analysis of grid3d:45 about 2 s.
+// 4e6 unknowns: 0.65 s); the analysis of grid3d:45 about 0.25 s (2 s before session 7).
 #include "bench/sparse_problems.hpp"
 
 #include <algorithm>
