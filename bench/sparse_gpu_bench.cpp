@@ -279,9 +279,10 @@ void print_problem_row(const ProblemRow& r) {
                 static_cast<long long>(g.batched_fronts), static_cast<long long>(g.dense_fronts),
                 static_cast<long long>(g.whole_fronts));
     std::printf("  gpu enqueue: assembly %.3f small QR %.3f dense QR %.3f pack %.3f s; R copied "
-                "packed %.1f MB\n",
+                "packed %.1f MB; page-locked slots %.3f s, release %.3f s\n",
                 g.assembly_seconds, g.small_qr_seconds, g.dense_qr_seconds, g.pack_seconds,
-                static_cast<double>(g.packed_bytes) / 1e6);
+                static_cast<double>(g.packed_bytes) / 1e6, g.host_alloc_seconds,
+                g.release_seconds);
   }
   std::fflush(stdout);
 }
@@ -340,7 +341,9 @@ std::string problem_json(const ProblemRow& r, const RunInfo& info) {
          ",\"gpu_small_qr_s\":" + json_number(st.small_qr_seconds) +
          ",\"gpu_dense_qr_s\":" + json_number(st.dense_qr_seconds) +
          ",\"gpu_pack_s\":" + json_number(st.pack_seconds) +
-         ",\"gpu_packed_bytes\":" + std::to_string(st.packed_bytes);
+         ",\"gpu_packed_bytes\":" + std::to_string(st.packed_bytes) +
+         ",\"gpu_host_alloc_s\":" + json_number(st.host_alloc_seconds) +
+         ",\"gpu_release_s\":" + json_number(st.release_seconds);
   }
   j += ",\"batched_fronts\":" + gpu_count(st.batched_fronts);
   j += ",\"dense_fronts\":" + gpu_count(st.dense_fronts);

@@ -167,6 +167,10 @@ struct SparseFactorStats {
   double pack_seconds = 0;
   /// Bytes of R's rows copied to the host packed (Q-less on a device).
   std::int64_t packed_bytes = 0;
+  /// Of the numeric time on a device: allocating the page-locked host slots R's rows are
+  /// copied into (in copy_seconds too), and releasing the device's buffers at the end.
+  double host_alloc_seconds = 0;
+  double release_seconds = 0;
 };
 
 /// The multifrontal QR factorization A Q = Q_H R of a sparse m x n matrix (any m, n) on the

@@ -143,6 +143,7 @@ inline std::vector<std::int64_t> fronts_finished_by(const SparseSchedule& sched,
 template <class T>
 struct SparseQR<T>::Device {
   using I = std::int64_t;
+  using Noise = typename Twin::Noise;
 
   SparseQR<T>& self;
   Twin& twin;  ///< the host side: R rows, carried rows, reflectors (its code, not its fronts)
@@ -179,6 +180,7 @@ struct SparseQR<T>::Device {
   I pack_elems = 0;
   detail::ArenaArray<T> pack_dev;
   detail::HostBuffer slots[2];
+  double host_alloc = 0;
   std::vector<I> packed_at;  ///< per front: its rows' offset in its launch's slot
   std::vector<int> packed_slot;
 
@@ -293,6 +295,7 @@ struct SparseQR<T>::Device {
     timed(stats.copy_seconds, [&] { upload(arena_elems); });
     packing = !self.keep_householder_;
     if (packing) timed(stats.copy_seconds, [&] { setup_packing(sched); });
+    stats.host_alloc_seconds = host_alloc;
     stats.stages = static_cast<I>(plan.stages.size());
     stats.launches = sched.launches();
     stats.tasks = static_cast<I>(sched.tasks.size());
@@ -324,6 +327,24 @@ struct SparseQR<T>::Device {
     return count[0];
   }
 
+  /// Frees the device's buffers, the host slots and the lanes (the work on them is done).
+  void release() {
+    ctx.synchronize();
+    arena = detail::ArenaArray<T>();
+    pack_dev = detail::ArenaArray<T>();
+    for (detail::HostBuffer& slot : slots) slot = detail::HostBuffer();
+    lanes.clear();
+    s_row = detail::ArenaArray<I>();
+    s_col = detail::ArenaArray<I>();
+    s_value = detail::ArenaArray<I>();
+    pack_row = detail::ArenaArray<I>();
+    pack_col = detail::ArenaArray<I>();
+    b_dst = detail::ArenaArray<I>();
+    b_src = detail::ArenaArray<I>();
+    a_values = detail::ArenaArray<T>();
+    b_values = detail::ArenaArray<T>();
+  }
+
   /// Sizes the packing buffers: the device buffer (r_pack_buffer_elems, or the largest launch
   /// when smaller) and two host slots of the largest launch's rows.
   void setup_packing(const detail::SparseSchedule& sched) {
@@ -339,8 +360,10 @@ struct SparseQR<T>::Device {
     packed_slot.assign(nf, 0);
     if (largest_launch == 0) return;
     pack_dev = detail::ArenaArray<T>(pack_elems, space, dev);
-    for (detail::HostBuffer& slot : slots)
-      slot = detail::HostBuffer(ctx, static_cast<std::size_t>(largest_launch) * sizeof(T));
+    timed(host_alloc, [&] {
+      for (detail::HostBuffer& slot : slots)
+        slot = detail::HostBuffer(ctx, static_cast<std::size_t>(largest_launch) * sizeof(T));
+    });
   }
 
   /// Enqueues the packing of fronts fs' R rows and their copy into host slot `slot`, in
@@ -664,19 +687,73 @@ struct SparseQR<T>::Device {
     }
   }
 
-  /// R's rows and the carried rows of fronts `fs` (copied out), with the CPU twin's code, on
-  /// the twin's workers (the fronts of one launch are independent: a row's etree children are
-  /// in its own front or in fronts finished earlier); in Q-less mode the fronts' host copies
-  /// are released.
-  void take_out(const std::vector<I>& fs) {
-    auto one = [&](I f, int w) {
-      if (packing) {
-        twin.take_r_rows(f, w, static_cast<const T*>(slots[packed_slot[f]].data()) + packed_at[f]);
-        twin.take_carried(f, 0);
-      } else {
-        twin.take_r_rows(f, w);
-        twin.take_carried(f);
+  /// body(item, worker) for items [0, n) on the twin's workers (worker 0 is this thread); the
+  /// first exception is rethrown once all have stopped.
+  template <class F>
+  void parallel(std::size_t n, F&& body) {
+    const int workers = static_cast<int>(std::min<std::size_t>(twin.workers.size(), n));
+    if (workers <= 1) {
+      for (std::size_t i = 0; i < n; ++i) body(i, 0);
+      return;
+    }
+    std::atomic<std::size_t> next{0};
+    std::atomic<bool> failed{false};
+    std::exception_ptr failure;
+    auto run = [&](int w) {
+      for (std::size_t i; !failed.load() && (i = next.fetch_add(1)) < n;) {
+        try {
+          body(i, w);
+        } catch (...) {
+          if (!failed.exchange(true)) failure = std::current_exception();
+        }
       }
+    };
+    std::vector<std::thread> pool;
+    for (int w = 1; w < workers; ++w) pool.emplace_back(run, w);
+    run(0);
+    for (std::thread& t : pool) t.join();
+    if (failure) std::rethrow_exception(failure);
+  }
+
+  /// R's rows and the carried rows of fronts `fs` (copied out), with the CPU twin's code, on
+  /// the twin's workers (the fronts of one launch are independent); in Q-less mode the fronts'
+  /// host copies are released. Three passes: every front's R pattern; R's rows in pieces of
+  /// about kPiece entries, so that one large front (the root's, 5 10^7 entries on grid3d:45)
+  /// spreads over all workers; then per front its noise in row order, its carried rows and
+  /// its reflectors.
+  void take_out(const std::vector<I>& fs) {
+    if (fs.empty()) return;
+    constexpr I kPiece = I(1) << 20;
+    std::vector<detail::FrontRowStructure<T>> patterns(fs.size());
+    parallel(fs.size(), [&](std::size_t i, int) { twin.r_pattern(fs[i], patterns[i]); });
+    struct Piece {
+      std::size_t front;
+      I i0, i1;
+    };
+    std::vector<Piece> pieces;
+    std::vector<std::size_t> first_piece(fs.size() + 1, 0);
+    for (std::size_t i = 0; i < fs.size(); ++i) {
+      const FrontInfo& fr = an().fronts[fs[i]];
+      const I step = std::max<I>(64, kPiece / std::max<I>(1, ncols(fs[i])));
+      for (I i0 = 0; i0 < fr.npiv; i0 += step) pieces.push_back({i, i0, std::min(fr.npiv, i0 + step)});
+      first_piece[i + 1] = pieces.size();
+    }
+    std::vector<std::vector<Noise>> drops(pieces.size());
+    parallel(pieces.size(), [&](std::size_t p, int w) {
+      const Piece& pc = pieces[p];
+      const I f = fs[pc.front];
+      const T* packed =
+          packing ? static_cast<const T*>(slots[packed_slot[f]].data()) + packed_at[f] : nullptr;
+      twin.take_r_row_range(f, patterns[pc.front], packed, pc.i0, pc.i1,
+                            twin.workers[static_cast<std::size_t>(w)].rows, drops[p]);
+    });
+    parallel(fs.size(), [&](std::size_t i, int) {
+      const I f = fs[i];
+      std::vector<Noise>& noise = twin.noise[f];
+      noise.clear();
+      for (std::size_t p = first_piece[i]; p < first_piece[i + 1]; ++p)
+        noise.insert(noise.end(), drops[p].begin(), drops[p].end());
+      twin.take_carried(f, packing ? 0 : -1);
       Front& out = self.fronts_[f];
       if (!self.keep_householder_) {
         out.qr = Matrix<T>();
@@ -685,30 +762,7 @@ struct SparseQR<T>::Device {
       } else {
         twin.compact_reflectors(f);
       }
-    };
-    const int workers = static_cast<int>(
-        std::min<std::size_t>(twin.workers.size(), fs.size()));
-    if (workers <= 1) {
-      for (const I f : fs) one(f, 0);
-      return;
-    }
-    std::atomic<std::size_t> next{0};
-    std::atomic<bool> failed{false};
-    std::exception_ptr failure;
-    auto body = [&](int w) {
-      for (std::size_t i; (i = next.fetch_add(1)) < fs.size() && !failed.load();) {
-        try {
-          one(fs[i], w);
-        } catch (...) {
-          if (!failed.exchange(true)) failure = std::current_exception();
-        }
-      }
-    };
-    std::vector<std::thread> pool;
-    for (int w = 1; w < workers; ++w) pool.emplace_back(body, w);
-    body(0);
-    for (std::thread& t : pool) t.join();
-    if (failure) std::rethrow_exception(failure);
+    });
   }
 };
 

@@ -128,6 +128,9 @@ void SparseQR<T>::factor(const CscMatrix<T>& a, const MatrixView<const T>* b,
     if (arena) {
       Device device(*this, twin, a, b, maps, options.context, tol_);
       small = device.run(stages, schedule);
+      const auto t_release = std::chrono::steady_clock::now();
+      device.release();
+      stats_.release_seconds = seconds_since(t_release);
       if (small > 0) return false;
     } else {
       twin.run(stages, schedule);

@@ -103,8 +103,12 @@ class FrontRowStructure {
     etree_ = &an.etree;
     fp_ = fp;
   }
+  /// Completes every row, in order (each row's etree children come before it).
+  void complete() {
+    for (I i = 0; i < npiv_; ++i) finish_row(i);
+  }
   /// Whether local column t is in row i's pattern; row i must be complete (finish_row was
-  /// called for every local row before i).
+  /// called for every local row before i, as complete() does).
   bool has(I i, I t) const {
     return (bits_[static_cast<std::size_t>(i * words_ + t / 64)] >> (t % 64) & 1u) != 0;
   }
@@ -451,36 +455,50 @@ struct SparseQR<T>::Twin {
   /// front (out.qr, column-major), or, when `packed` is given, from R's rows packed row after
   /// row (RPackDesc; rows [0, live), pivot i in front row i, as the device leaves them).
   void take_r_rows(I f, int w, const T* packed = nullptr) {
+    Worker& wk = workers[static_cast<std::size_t>(w)];
+    r_pattern(f, wk.structure);
+    noise[f].clear();
+    take_r_row_range(f, wk.structure, packed, 0, an().fronts[f].npiv, wk.rows, noise[f]);
+  }
+
+  /// R's row patterns of front f's pivots, complete (FrontRowStructure).
+  void r_pattern(I f, detail::FrontRowStructure<T>& st) const {
+    const FrontInfo& fr = an().fronts[f];
+    std::vector<std::vector<I>> rows_at_pivot(static_cast<std::size_t>(fr.npiv));
+    for (const I i : fr.a_rows) rows_at_pivot[an().row_leftmost[i] - fr.first_pivot].push_back(i);
+    st.seed(an(), aq, f, rows_at_pivot);
+    st.complete();
+  }
+
+  /// Pivot rows [i0, i1) of front f (see take_r_rows) with its complete pattern `st`; the
+  /// entries outside the pattern are appended to `drop` in row and column order. Rows of one
+  /// front may be taken by several threads at once (disjoint ranges; `buf` is the caller's).
+  void take_r_row_range(I f, const detail::FrontRowStructure<T>& st, const T* packed, I i0,
+                        I i1, std::vector<T>& buf, std::vector<Noise>& drop) {
     const FrontInfo& fr = an().fronts[f];
     const Front& out = self.fronts_[f];
     const I ncols = static_cast<I>(fr.cols.size());
-    Worker& wk = workers[static_cast<std::size_t>(w)];
-    std::vector<std::vector<I>> rows_at_pivot(static_cast<std::size_t>(fr.npiv));
-    for (const I i : fr.a_rows) rows_at_pivot[an().row_leftmost[i] - fr.first_pivot].push_back(i);
-    wk.structure.seed(an(), aq, f, rows_at_pivot);
-    std::vector<Noise>& drop = noise[f];
-    drop.clear();
     I* cols = self.r_cols_.data();
     T* values = self.r_values_.data();
     // Host fronts are read a block of kRows rows at a time, column by column into a row-major
     // buffer: reading one row across a tall column-major front touches a new page per entry.
     constexpr I kRows = 64;
-    for (I i0 = 0; i0 < fr.npiv; i0 += kRows) {
-      const I i1 = std::min(i0 + kRows, fr.npiv);
+    for (I b0 = i0; b0 < i1; b0 += kRows) {
+      const I b1 = std::min(b0 + kRows, i1);
       if (packed == nullptr) {
-        wk.rows.assign(static_cast<std::size_t>((i1 - i0) * ncols), T(0));
-        for (I t = i0; t < ncols; ++t)
-          for (I i = i0; i < i1; ++i) {
+        buf.assign(static_cast<std::size_t>((b1 - b0) * ncols), T(0));
+        for (I t = b0; t < ncols; ++t)
+          for (I i = b0; i < b1; ++i) {
             const I pr = out.pivot_row[i];
-            if (pr >= 0) wk.rows[static_cast<std::size_t>((i - i0) * ncols + t)] = out.qr(pr, t);
+            if (pr >= 0) buf[static_cast<std::size_t>((i - b0) * ncols + t)] = out.qr(pr, t);
           }
       }
-      for (I i = i0; i < i1; ++i) {
+      for (I i = b0; i < b1; ++i) {
         const I row = fr.first_pivot + i;
         const I pr = out.pivot_row[i];
         // v[t], t >= i: row i's entry in front column t
         const T* v = packed != nullptr ? packed + detail::r_pack_offset(i, ncols) - i
-                                       : wk.rows.data() + (i - i0) * ncols;
+                                       : buf.data() + (i - b0) * ncols;
         I at = row_start[row];
         const I end = row_start[row + 1];
         cols[at] = row;
@@ -490,7 +508,7 @@ struct SparseQR<T>::Twin {
           for (I t = i + 1; t < ncols; ++t) {
             const T x = v[t];
             if (x == T(0)) continue;
-            if (wk.structure.has(i, t)) {
+            if (st.has(i, t)) {
               if (at == end) GPUQR_THROW(Error, "SparseQR: R's row exceeds its analysed pattern");
               cols[at] = fr.cols[t];
               values[at] = x;
@@ -501,7 +519,6 @@ struct SparseQR<T>::Twin {
           }
         }
         kept[row] = at - row_start[row];
-        wk.structure.finish_row(i);
       }
     }
   }
