@@ -194,6 +194,7 @@ struct SparseQR<T>::Device {
   /// GPUQR_SPARSE_LANES of them, made on first use.
   I lanes_wanted = detail::env_int("GPUQR_SPARSE_LANES", 4);
   std::vector<Context> lanes;
+  std::vector<Context> copiers;  ///< kept mode: the contexts copy_kept copies on
 
   /// Times `body` (enqueueing work) into acc; in profile mode with the device's time.
   template <class F>
@@ -312,11 +313,15 @@ struct SparseQR<T>::Device {
         if (packing)
           enqueued(stats.pack_seconds, [&] { pack_rows(finished, static_cast<int>(l % 2)); });
         // The host turns the previous launch's fronts into R rows while this one runs.
+        // The previous launch's fronts go to the host (kept mode) and become R's rows while
+        // this one runs.
+        if (!packing) timed(stats.copy_seconds, [&] { copy_kept(pending); });
         timed(stats.rows_seconds, [&] { take_out(pending); });
         timed(stats.wait_seconds, [&] { ctx.synchronize(); });
-        timed(stats.copy_seconds, [&] { copy_out(finished); });
+        if (packing) timed(stats.copy_seconds, [&] { copy_out(finished); });
         pending = std::move(finished);
       }
+      if (!packing) timed(stats.copy_seconds, [&] { copy_kept(pending); });
       timed(stats.rows_seconds, [&] { take_out(pending); });
       timed(stats.copy_seconds, [&] { end_stage(st); });
     }
@@ -334,6 +339,7 @@ struct SparseQR<T>::Device {
     pack_dev = detail::ArenaArray<T>();
     for (detail::HostBuffer& slot : slots) slot = detail::HostBuffer();
     lanes.clear();
+    copiers.clear();
     s_row = detail::ArenaArray<I>();
     s_col = detail::ArenaArray<I>();
     s_value = detail::ArenaArray<I>();
@@ -652,39 +658,81 @@ struct SparseQR<T>::Device {
   /// carried columns, or the whole front and tau when the reflectors are kept.
   void copy_out(const std::vector<I>& fs) {
     for (const I f : fs) {
-      const FrontInfo& fr = an().fronts[f];
+      set_front_meta(f);
       Front& out = self.fronts_[f];
-      const I r = rows(f), c = ncols(f), live = std::min(r, fr.npiv);
-      out.rows = r;
-      out.live = live;
-      out.cb_rows = std::max<I>(0, std::min(r - live, fr.cb_cols));
-      out.pivot_row.assign(static_cast<std::size_t>(fr.npiv), -1);
-      for (I i = 0; i < live; ++i) out.pivot_row[i] = i;
-      if (packing) {  // R's rows are in the host slot; only the carried columns are copied
-        out.qr = Matrix<T>(k > 0 ? r : 0, k);
-        if (k > 0)
-          detail::copy_2d(out.qr.data(), out.qr.ld(), MemorySpace::host, front_ptr(f) + c * r,
-                          std::max<I>(1, r), space, r, k, sizeof(T));
-        continue;
-      }
-      out.qr = Matrix<T>(r, width(f));
-      if (self.keep_householder_) {
-        detail::copy_2d(out.qr.data(), out.qr.ld(), MemorySpace::host, front_ptr(f), std::max<I>(1, r),
-                        space, r, width(f), sizeof(T));
+      const I r = rows(f), c = ncols(f);
+      // R's rows are in a host slot (packing); only the carried columns are copied here.
+      out.qr = Matrix<T>(k > 0 ? r : 0, k);
+      if (k > 0)
+        detail::copy_2d(out.qr.data(), out.qr.ld(), MemorySpace::host, front_ptr(f) + c * r,
+                        std::max<I>(1, r), space, r, k, sizeof(T));
+    }
+  }
+
+  /// Front f's rows, live rows, contribution rows and pivot rows, as the twin's code reads them.
+  void set_front_meta(I f) {
+    const FrontInfo& fr = an().fronts[f];
+    Front& out = self.fronts_[f];
+    const I r = rows(f), live = std::min(r, fr.npiv);
+    out.rows = r;
+    out.live = live;
+    out.cb_rows = std::max<I>(0, std::min(r - live, fr.cb_cols));
+    out.pivot_row.assign(static_cast<std::size_t>(fr.npiv), -1);
+    for (I i = 0; i < live; ++i) out.pivot_row[i] = i;
+  }
+
+  /// Kept reflectors: the whole fronts fs and their tau to the host, once the launch that
+  /// factored them is complete and while the next one runs (it only reads these fronts'
+  /// contribution blocks). On CUDA up to kCopiers threads copy, each on a context of its own
+  /// stream: a copy into pageable memory then waits for nothing but itself, so it overlaps the
+  /// next launch's kernels, and the threads share the page faults of the fresh host memory.
+  void copy_kept(const std::vector<I>& fs) {
+    if (fs.empty()) return;
+    constexpr std::size_t kCopiers = 4;
+    const std::size_t nc = ctx.is_cuda() ? std::min(kCopiers, fs.size()) : 0;
+    while (copiers.size() < nc) {
+      copiers.push_back(Context::cuda(dev));
+      copiers.back().set_check_finite(false);
+    }
+    auto one = [&](I f, const Context* on) {
+      set_front_meta(f);
+      Front& out = self.fronts_[f];
+      const I r = rows(f), w = width(f), nt = tau_elems(f);
+      out.qr = Matrix<T>(r, w);
+      out.tau.resize(static_cast<std::size_t>(nt));
+      if (on != nullptr) {  // out.qr's ld is the front's (max(1, r)): one contiguous copy
+        GPUQR_DISPATCH(*on, sparse_copy_to_host<T>, out.qr.data(), front_ptr(f), r * w);
+        GPUQR_DISPATCH(*on, sparse_copy_to_host<T>, out.tau.data(), arena.data() + tau_at[f], nt);
+        on->synchronize();  // the host reads both next
       } else {
-        detail::copy_2d(out.qr.data(), out.qr.ld(), MemorySpace::host, front_ptr(f), std::max<I>(1, r),
-                        space, live, c, sizeof(T));
-        if (k > 0)
-          detail::copy_2d(out.qr.data() + c * out.qr.ld(), out.qr.ld(), MemorySpace::host,
-                          front_ptr(f) + c * r, std::max<I>(1, r), space, r, k, sizeof(T));
+        detail::copy_2d(out.qr.data(), out.qr.ld(), MemorySpace::host, front_ptr(f),
+                        std::max<I>(1, r), space, r, w, sizeof(T));
+        detail::copy_2d(out.tau.data(), std::max<I>(1, nt), MemorySpace::host,
+                        arena.data() + tau_at[f], std::max<I>(1, nt), space, nt, 1, sizeof(T));
       }
-      out.tau.assign(static_cast<std::size_t>(tau_elems(f)), T(0));
-      if (self.keep_householder_)
-        detail::copy_2d(out.tau.data(), tau_elems(f), MemorySpace::host,
-                        arena.data() + tau_at[f], tau_elems(f), space, tau_elems(f), 1, sizeof(T));
       out.row_source.assign(maps.row_source.begin() + maps.stack_ptr[f],
                             maps.row_source.begin() + maps.stack_ptr[f + 1]);
+    };
+    if (nc == 0) {
+      for (const I f : fs) one(f, nullptr);
+      return;
     }
+    std::atomic<std::size_t> next{0};
+    std::atomic<bool> failed{false};
+    std::exception_ptr failure;
+    auto body = [&](std::size_t t) {
+      try {
+        for (std::size_t i; !failed.load() && (i = next.fetch_add(1)) < fs.size();)
+          one(fs[i], &copiers[t]);
+      } catch (...) {
+        if (!failed.exchange(true)) failure = std::current_exception();
+      }
+    };
+    std::vector<std::thread> pool;
+    for (std::size_t t = 1; t < nc; ++t) pool.emplace_back(body, t);
+    body(0);
+    for (std::thread& th : pool) th.join();
+    if (failure) std::rethrow_exception(failure);
   }
 
   /// body(item, worker) for items [0, n) on the twin's workers (worker 0 is this thread); the
