@@ -202,6 +202,14 @@ class SparseArena : public BackendTest {
       EXPECT_GT(dev.factor_stats().dense_fronts, 0);
       EXPECT_FALSE(compare_with_twin(a, opt, "grid 20, all dense"));
     }
+    {  // Q-less with host slots so small that most launches wait for the full-size ones, and
+       // R's rows taken a few rows per piece (several pieces per front)
+      ScopedEnv slot("GPUQR_SPARSE_SMALL_SLOT", "64");
+      ScopedEnv piece("GPUQR_SPARSE_PIECE", "100");
+      SparseQROptions qless = opt;
+      qless.keep_householder = false;
+      EXPECT_FALSE(compare_with_twin(a, qless, "grid 20, Q-less, small slots, small pieces"));
+    }
     {  // every front by the batched QR
       ScopedEnv dense("GPUQR_SPARSE_DENSE_MIN", "1000000");
       ArenaOnCpu force(on_cpu());

@@ -28,6 +28,7 @@
 #include <atomic>
 #include <chrono>
 #include <exception>
+#include <future>
 #include <thread>
 #include <cstdint>
 #include <cstdlib>
@@ -181,8 +182,11 @@ struct SparseQR<T>::Device {
   detail::ArenaArray<T> pack_dev;
   detail::HostBuffer slots[2];
   double host_alloc = 0;
-  std::vector<I> packed_at;  ///< per front: its rows' offset in its launch's slot
-  std::vector<int> packed_slot;
+  static constexpr I kSmallSlotElems = I(1) << 22;  ///< GPUQR_SPARSE_SMALL_SLOT overrides
+  I small_elems = 0;
+  detail::HostBuffer small_slots[2];
+  std::future<void> big_ready;  ///< the full-size slots, allocated on another thread
+  std::vector<const T*> packed_base;  ///< per front: its packed rows in its launch's slot
 
   /// The caller's context (its stream and handles) with the NaN/Inf check of the dense calls
   /// off for the factorization's duration (A was checked; fronts only hold its transforms,
@@ -296,7 +300,6 @@ struct SparseQR<T>::Device {
     timed(stats.copy_seconds, [&] { upload(arena_elems); });
     packing = !self.keep_householder_;
     if (packing) timed(stats.copy_seconds, [&] { setup_packing(sched); });
-    stats.host_alloc_seconds = host_alloc;
     stats.stages = static_cast<I>(plan.stages.size());
     stats.launches = sched.launches();
     stats.tasks = static_cast<I>(sched.tasks.size());
@@ -312,7 +315,6 @@ struct SparseQR<T>::Device {
         std::vector<I> finished = run_launch(sched, l);
         if (packing)
           enqueued(stats.pack_seconds, [&] { pack_rows(finished, static_cast<int>(l % 2)); });
-        // The host turns the previous launch's fronts into R rows while this one runs.
         // The previous launch's fronts go to the host (kept mode) and become R's rows while
         // this one runs.
         if (!packing) timed(stats.copy_seconds, [&] { copy_kept(pending); });
@@ -325,6 +327,7 @@ struct SparseQR<T>::Device {
       timed(stats.rows_seconds, [&] { take_out(pending); });
       timed(stats.copy_seconds, [&] { end_stage(st); });
     }
+    stats.host_alloc_seconds = host_alloc;
     if (tol < 0) return 0;
     std::vector<I> count(1, 0);
     detail::copy_2d(count.data(), 1, MemorySpace::host, small_count.data(), 1, space, 1, 1,
@@ -337,7 +340,9 @@ struct SparseQR<T>::Device {
     ctx.synchronize();
     arena = detail::ArenaArray<T>();
     pack_dev = detail::ArenaArray<T>();
+    if (big_ready.valid()) big_ready.wait();
     for (detail::HostBuffer& slot : slots) slot = detail::HostBuffer();
+    for (detail::HostBuffer& slot : small_slots) slot = detail::HostBuffer();
     lanes.clear();
     copiers.clear();
     s_row = detail::ArenaArray<I>();
@@ -362,21 +367,35 @@ struct SparseQR<T>::Device {
     }
     pack_elems = std::min(detail::r_pack_buffer_elems(an()), largest_launch);
     const I nf = static_cast<I>(an().fronts.size());
-    packed_at.assign(nf, 0);
-    packed_slot.assign(nf, 0);
+    packed_base.assign(nf, nullptr);
     if (largest_launch == 0) return;
     pack_dev = detail::ArenaArray<T>(pack_elems, space, dev);
+    // Page-locked memory is slow to allocate (0.4 s for the 2 x 426 MB of grid3d:45): small
+    // slots now, for the first launches (small fronts), the full-size ones on another thread
+    // while the device works; a launch waits for them only when its rows do not fit the small.
+    small_elems = std::min(largest_launch, detail::env_int("GPUQR_SPARSE_SMALL_SLOT", kSmallSlotElems));
     timed(host_alloc, [&] {
-      for (detail::HostBuffer& slot : slots)
-        slot = detail::HostBuffer(ctx, static_cast<std::size_t>(largest_launch) * sizeof(T));
+      for (detail::HostBuffer& slot : small_slots)
+        slot = detail::HostBuffer(ctx, static_cast<std::size_t>(small_elems) * sizeof(T));
     });
+    if (largest_launch > small_elems) {
+      const Context on = ctx;
+      big_ready = std::async(std::launch::async, [this, on, largest_launch] {
+        for (detail::HostBuffer& slot : slots)
+          slot = detail::HostBuffer(on, static_cast<std::size_t>(largest_launch) * sizeof(T));
+      });
+    }
   }
 
-  /// Enqueues the packing of fronts fs' R rows and their copy into host slot `slot`, in
-  /// pieces of at most pack_elems (the device buffer is reused in stream order: a piece is
-  /// packed only after the previous piece's copy).
+  /// Enqueues the packing of fronts fs' R rows and their copy into a host slot of parity
+  /// `slot` (the launches alternate, so the slot the host reads is never the one being
+  /// filled), in pieces of at most pack_elems (the device buffer is reused in stream order: a
+  /// piece is packed only after the previous piece's copy).
   void pack_rows(const std::vector<I>& fs, int slot) {
-    T* host = static_cast<T*>(slots[slot].data());
+    I need = 0;
+    for (const I f : fs) need += detail::r_packed_elems(an().fronts[f]);
+    if (need > small_elems && big_ready.valid()) timed(host_alloc, [&] { big_ready.get(); });
+    T* host = static_cast<T*>(need <= small_elems ? small_slots[slot].data() : slots[slot].data());
     std::vector<detail::RPackDesc> piece;
     I used = 0, base = 0;
     auto flush = [&] {
@@ -391,13 +410,12 @@ struct SparseQR<T>::Device {
     for (const I f : fs) {
       const FrontInfo& fr = an().fronts[f];
       const I e = detail::r_packed_elems(fr);
-      packed_slot[f] = slot;
       if (e == 0) {
-        packed_at[f] = base + used;
+        packed_base[f] = host;  // nothing is read (no live rows)
         continue;
       }
       if (used + e > pack_elems) flush();
-      packed_at[f] = base + used;
+      packed_base[f] = host + base + used;
       piece.push_back({at[f], std::max<I>(1, rows(f)), std::min(rows(f), fr.npiv), ncols(f), used});
       used += e;
     }
@@ -766,12 +784,12 @@ struct SparseQR<T>::Device {
   /// R's rows and the carried rows of fronts `fs` (copied out), with the CPU twin's code, on
   /// the twin's workers (the fronts of one launch are independent); in Q-less mode the fronts'
   /// host copies are released. Three passes: every front's R pattern; R's rows in pieces of
-  /// about kPiece entries, so that one large front (the root's, 5 10^7 entries on grid3d:45)
+  /// about 2^20 entries (GPUQR_SPARSE_PIECE), so that one large front (the root's, 5 10^7 entries on grid3d:45)
   /// spreads over all workers; then per front its noise in row order, its carried rows and
   /// its reflectors.
   void take_out(const std::vector<I>& fs) {
     if (fs.empty()) return;
-    constexpr I kPiece = I(1) << 20;
+    const I piece = detail::env_int("GPUQR_SPARSE_PIECE", I(1) << 20);  // tests make it small
     std::vector<detail::FrontRowStructure<T>> patterns(fs.size());
     parallel(fs.size(), [&](std::size_t i, int) { twin.r_pattern(fs[i], patterns[i]); });
     struct Piece {
@@ -782,7 +800,7 @@ struct SparseQR<T>::Device {
     std::vector<std::size_t> first_piece(fs.size() + 1, 0);
     for (std::size_t i = 0; i < fs.size(); ++i) {
       const FrontInfo& fr = an().fronts[fs[i]];
-      const I step = std::max<I>(64, kPiece / std::max<I>(1, ncols(fs[i])));
+      const I step = std::max<I>(1, piece / std::max<I>(1, ncols(fs[i])));
       for (I i0 = 0; i0 < fr.npiv; i0 += step) pieces.push_back({i, i0, std::min(fr.npiv, i0 + step)});
       first_piece[i + 1] = pieces.size();
     }
@@ -790,8 +808,7 @@ struct SparseQR<T>::Device {
     parallel(pieces.size(), [&](std::size_t p, int w) {
       const Piece& pc = pieces[p];
       const I f = fs[pc.front];
-      const T* packed =
-          packing ? static_cast<const T*>(slots[packed_slot[f]].data()) + packed_at[f] : nullptr;
+      const T* packed = packing ? packed_base[f] : nullptr;
       twin.take_r_row_range(f, patterns[pc.front], packed, pc.i0, pc.i1,
                             twin.workers[static_cast<std::size_t>(w)].rows, drops[p]);
     });
