@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <iostream>
 #include <limits>
@@ -186,10 +187,12 @@ TEST_P(QrUpdateTest, RemoveRowsAtEveryPositionAndSize) {
 
 TEST_P(QrUpdateTest, RemoveRowsBlockedRotationsAcrossSeveralBlocks) {
   // n = 300 spans three blocks of positions (128 each) in the blocked application of the
-  // deletion's rotations (p >= 8); p = 130 also splits into two batches. Every position.
+  // deletion's rotations (p >= 8); p = 130 also splits into two batches. Every position. The
+  // blocks' G's are built max(m, nrhs) / (128 + p) blocks per launch: one launch for p = 8
+  // and 17, two for p = 41, 100 and 130 (both batches), so the group loop is exercised.
   GPUQR_FOR_PRECISION(([&]<class T>() {
     std::uint64_t seed = 650;
-    for (std::int64_t p : {8, 41, 130}) {
+    for (std::int64_t p : {8, 17, 41, 100, 130}) {
       for (int where = 0; where < 3; ++where) {
         const std::int64_t m = 460, n = 300;
         Tracked<T> t{random_matrix<T>(m, n, seed++), random_matrix<T>(m, 2, seed++)};
@@ -201,6 +204,27 @@ TEST_P(QrUpdateTest, RemoveRowsBlockedRotationsAcrossSeveralBlocks) {
         t.erase(k, p);
         expect_good<T>(check_against_fresh(ctx(), qr, t));
       }
+    }
+  }));
+}
+
+TEST_P(QrUpdateTest, RemoveRowsPerBlockRotationsKnob) {
+  // GPUQR_REMOVE_ROTATIONS=0 (a measurement knob): each block's G by its own launch, and on
+  // CUDA the per-row angle kernel; the result must be as good as the default's.
+  GPUQR_FOR_PRECISION(([&]<class T>() {
+    struct Knob {  // restores the default even when an expectation throws
+      Knob() { setenv("GPUQR_REMOVE_ROTATIONS", "0", 1); }
+      ~Knob() { unsetenv("GPUQR_REMOVE_ROTATIONS"); }
+    } knob;
+    std::uint64_t seed = 680;
+    for (std::int64_t p : {17, 100}) {
+      const std::int64_t m = 420, n = 260, k = p == 17 ? 5 : m - p;
+      Tracked<T> t{random_matrix<T>(m, n, seed++), random_matrix<T>(m, 2, seed++)};
+      UpdatableQR<T> qr(ctx(), t.a.view(), t.b.view(), UpdateQ::full);
+      SCOPED_TRACE("p " + std::to_string(p) + " k " + std::to_string(k));
+      qr.remove_rows(k, p);
+      t.erase(k, p);
+      expect_good<T>(check_against_fresh(ctx(), qr, t));
     }
   }));
 }

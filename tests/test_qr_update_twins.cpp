@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <tuple>
 #include <vector>
 
@@ -126,8 +127,22 @@ TEST_P(QrUpdateCudaTwins, AddRowsSmallMatches) {
 TEST_P(QrUpdateCudaTwins, DeletionRotationsMatch) {
   GPUQR_FOR_PRECISION(([&]<class T>() {
     Context cpu = Context::cpu();
-    for (auto [p, n] : {std::pair<std::int64_t, std::int64_t>{1, 9}, {5, 40}, {33, 70}, {96, 130}}) {
-      SCOPED_TRACE("p " + std::to_string(p) + " n " + std::to_string(n));
+    // The segmented angle kernel: one segment of pivots per row (p <= 32), two (33), four
+    // (96, 100: the batch size of remove_rows), five (130, float only: the rings of double
+    // rotations exceed the shared memory there). Both angle kernels: GPUQR_REMOVE_ROTATIONS=0
+    // selects the per-row one, read per call.
+    std::vector<std::pair<std::int64_t, std::int64_t>> cases = {{1, 9}, {5, 40}, {17, 3},
+                                                                {33, 70}, {96, 130}, {100, 211}};
+    if (sizeof(T) == 4) cases.push_back({130, 150});
+    for (int per_row = 0; per_row < 2; ++per_row)
+    for (auto [p, n] : cases) {
+      if (per_row == 1 && p > 100) continue;  // the per-row kernel's triangle does not fit
+      SCOPED_TRACE("p " + std::to_string(p) + " n " + std::to_string(n) + " per-row " +
+                   std::to_string(per_row));
+      struct Knob {  // restores the default even when an expectation throws
+        explicit Knob(bool on) { if (on) setenv("GPUQR_REMOVE_ROTATIONS", "0", 1); }
+        ~Knob() { unsetenv("GPUQR_REMOVE_ROTATIONS"); }
+      } knob(per_row == 1);
       Matrix<T> z = random_matrix<T>(p, n + p, 10 + p);
       const Matrix<T> z_g0 = to_ctx<T>(ctx(), z.view());
       Matrix<T> z_g = z_g0.clone();
@@ -137,6 +152,7 @@ TEST_P(QrUpdateCudaTwins, DeletionRotationsMatch) {
       kernels::cuda::deletion_rotations<T>(ctx().impl(), z_g.view(), c_g.view(), s_g.view());
       EXPECT_LT(entry_diff(to_host(ctx(), c_g), c), bound<T>(n * p));
       EXPECT_LT(entry_diff(to_host(ctx(), s_g), s), bound<T>(n * p));
+      if (per_row == 1) continue;  // the application does not depend on the angle kernel
       // Their application: lines as rows (Q), as columns (d), triangular (R^T).
       const std::int64_t lines = 150;
       for (int variant = 0; variant < 3; ++variant) {
@@ -157,6 +173,49 @@ TEST_P(QrUpdateCudaTwins, DeletionRotationsMatch) {
         EXPECT_LT(entry_diff(to_host(ctx(), x_g), x), bound<T>(n * p)) << "variant " << variant;
         if (!tri) EXPECT_LT(entry_diff(to_host(ctx(), acc_g), acc), bound<T>(n * p));
       }
+    }
+  }));
+}
+
+TEST_P(QrUpdateCudaTwins, AccumulatedRotationBlocksMatch) {
+  // Rotations as deletion_rotations makes them (c^2 + s^2 = 1), blocks of nb positions from
+  // the last one down, the first block partial unless nb divides n; the G buffer is wider
+  // than the blocks need (its last columns stay as they were, on both sides).
+  GPUQR_FOR_PRECISION(([&]<class T>() {
+    Context cpu = Context::cpu();
+    for (auto [p, n, nb] : {std::tuple<std::int64_t, std::int64_t, std::int64_t>{1, 9, 4},
+                            {17, 300, 128}, {100, 260, 128}, {5, 40, 40}, {130, 70, 32}}) {
+      SCOPED_TRACE("p " + std::to_string(p) + " n " + std::to_string(n) + " nb " +
+                   std::to_string(nb));
+      Matrix<T> z = random_matrix<T>(p, n + p, 40 + p), c(n, p), s(n, p);
+      kernels::cpu::deletion_rotations<T>(cpu.impl(), z.view(), c.view(), s.view());
+      const std::int64_t blocks = (n + nb - 1) / nb;
+      Matrix<T> g = random_matrix<T>(nb + p, (blocks + 1) * (nb + p), 41);
+      Matrix<T> g_g = to_ctx<T>(ctx(), g.view());
+      const Matrix<T> c_g = to_ctx<T>(ctx(), c.view()), s_g = to_ctx<T>(ctx(), s.view());
+      kernels::cpu::accumulate_deletion_rotations<T>(cpu.impl(), c.view(), s.view(), nb, g.view());
+      kernels::cuda::accumulate_deletion_rotations<T>(ctx().impl(), c_g.view(), s_g.view(), nb,
+                                                      g_g.view());
+      EXPECT_LT(entry_diff(to_host(ctx(), g_g), g), bound<T>(nb * p));
+      // And the twin itself: G_0 applied to lines equals the rotations applied to them.
+      const std::int64_t w = std::min(nb, n), wp = w + p;
+      Matrix<T> x = random_matrix<T>(7, w, 42), acc = random_matrix<T>(7, p, 43), xa(7, wp);
+      for (std::int64_t i = 0; i < 7; ++i) {
+        for (std::int64_t k = 0; k < wp; ++k) {
+          double sum = 0;
+          for (std::int64_t l = 0; l < wp; ++l)
+            sum += double(l < w ? x(i, l) : acc(i, l - w)) * double(g(l, k));
+          xa(i, k) = T(sum);
+        }
+      }
+      kernels::cpu::apply_deletion_rotations<T>(cpu.impl(), c.view().block(n - w, 0, w, p),
+                                                s.view().block(n - w, 0, w, p), x.view(),
+                                                acc.view(), true, false);
+      double diff = 0;
+      for (std::int64_t i = 0; i < 7; ++i)
+        for (std::int64_t k = 0; k < wp; ++k)
+          diff = std::max(diff, std::abs(double(xa(i, k)) - double(k < w ? x(i, k) : acc(i, k - w))));
+      EXPECT_LT(diff, bound<T>(w * p) * std::sqrt(double(wp)));
     }
   }));
 }

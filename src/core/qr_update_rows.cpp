@@ -41,7 +41,11 @@ using detail::copy_into;
 /// (apply_rotations_blocked); fewer keep the one-pass rotation kernel. GPUQR_REMOVE_BLOCKED=0
 /// or 1 forces either (measurements).
 constexpr std::int64_t kBlockedDeletionMinRows = 8;
-/// Positions per block of the blocked application.
+/// Positions per block of the blocked application. Per block of w positions the GEMMs move
+/// Q's (w + p) columns through a scratch twice and do 2 m (w + p)^2 flops: traffic per
+/// position falls with w, flops per position (w + p)^2 / w are least at w = p and grow
+/// slowly past it (+22% at w = 256, p = 100); 128 sits between for p = 20..100.
+/// GPUQR_REMOVE_BLOCK overrides it (measurements).
 constexpr std::int64_t kDeletionBlock = 128;
 
 bool blocked_deletion(std::int64_t p) {
@@ -50,6 +54,23 @@ bool blocked_deletion(std::int64_t p) {
     return text == nullptr ? -1 : std::atoi(text);
   }();
   return forced >= 0 ? forced != 0 : p >= kBlockedDeletionMinRows;
+}
+
+std::int64_t deletion_block() {
+  static const std::int64_t nb = [] {
+    const char* text = std::getenv("GPUQR_REMOVE_BLOCK");
+    const long long v = text == nullptr ? 0 : std::atoll(text);
+    return v > 0 ? static_cast<std::int64_t>(v) : kDeletionBlock;
+  }();
+  return nb;
+}
+
+/// GPUQR_REMOVE_ROTATIONS=0: each block's G by its own laset and rotation launch, as before
+/// accumulate_deletion_rotations (read per call; a measurement knob, with the CUDA angle
+/// kernel's of the same name).
+bool per_block_accumulation() {
+  const char* text = std::getenv("GPUQR_REMOVE_ROTATIONS");
+  return text != nullptr && std::string(text) == "0";
 }
 
 /// One target of apply_rotations_blocked: lines of x with their p pivots in acc (lines: x's
@@ -64,27 +85,42 @@ struct RotationTarget {
 
 /// Applies the rotations of deletion_rotations (c, s: n x p) to every target, with the result
 /// of apply_deletion_rotations, by blocks of positions: the rotations of positions [j0, j1)
-/// and all pivots, in the deletion's order, are accumulated into the orthogonal G
-/// ((w + p) x (w + p), w = j1 - j0) by applying them to the rows of the identity (the rotation
-/// kernel on w + p lines), then every line takes [x_blk, acc] <- [x_blk, acc] G (GEMMs; G^T
-/// from the left for column lines). Blocks run from the last positions to the first, as the
-/// deletion does; one G serves every target. A triangular target's block [j0, j1) touches
-/// lines j0.. only (earlier lines hold zeros there and in their pivots). g: (nb + p)^2
-/// elements; t: (nb + p) times the most lines of a target.
+/// and all pivots, in the deletion's order, make the orthogonal G ((w + p) x (w + p),
+/// w = j1 - j0; accumulate_deletion_rotations), then every line takes
+/// [x_blk, acc] <- [x_blk, acc] G (GEMMs; G^T from the left for column lines). Blocks run
+/// from the last positions to the first, as the deletion does; one G serves every target.
+/// A triangular target's block [j0, j1) touches lines j0.. only (earlier lines hold zeros
+/// there and in their pivots). The G's depend on c and s only, not on each other: they are
+/// built `group` blocks per launch (each G alone is a chain of w p rotations per line on
+/// w + p lines, too little work to fill the device), into g: (nb + p) x group (nb + p).
+/// t: (nb + p) times the most lines of a target.
 template <class T>
 std::int64_t apply_rotations_blocked(const Context& ctx, MatrixView<const T> c,
                                      MatrixView<const T> s,
                                      const std::vector<RotationTarget<T>>& targets, std::int64_t nb,
-                                     T* g, T* t) {
+                                     std::int64_t group, MatrixView<T> g, T* t) {
   const std::int64_t n = c.rows(), p = c.cols();
+  const bool per_block = per_block_accumulation();
   std::int64_t launches = 0;
-  for (std::int64_t j1 = n; j1 > 0; j1 -= nb) {
+  for (std::int64_t b = 0; b * nb < n; ++b) {
+    const std::int64_t j1 = n - b * nb;
     const std::int64_t j0 = std::max<std::int64_t>(0, j1 - nb), w = j1 - j0, wp = w + p;
-    MatrixView<T> gm(g, wp, wp, wp, targets.front().x.space(), targets.front().x.device());
-    GPUQR_DISPATCH(ctx, laset, T(0), T(1), gm);
-    GPUQR_DISPATCH(ctx, apply_deletion_rotations, c.block(j0, 0, w, p), s.block(j0, 0, w, p),
-                   gm.block(0, 0, wp, w), gm.block(0, w, wp, p), true, false);
-    launches += 2;
+    MatrixView<T> gm;
+    if (per_block) {
+      gm = g.block(0, 0, wp, wp);
+      GPUQR_DISPATCH(ctx, laset, T(0), T(1), gm);
+      GPUQR_DISPATCH(ctx, apply_deletion_rotations, c.block(j0, 0, w, p), s.block(j0, 0, w, p),
+                     gm.block(0, 0, wp, w), gm.block(0, w, wp, p), true, false);
+      launches += 2;
+    } else {
+      if (b % group == 0) {  // the G's of blocks b .. b + group - 1: positions [lo, j1)
+        const std::int64_t lo = std::max<std::int64_t>(0, j1 - group * nb);
+        GPUQR_DISPATCH(ctx, accumulate_deletion_rotations, c.block(lo, 0, j1 - lo, p),
+                       s.block(lo, 0, j1 - lo, p), nb, g);
+        ++launches;
+      }
+      gm = g.block(0, (b % group) * (nb + p), wp, wp);
+    }
     const MatrixView<const T> g_top = gm.block(0, 0, w, wp), g_bottom = gm.block(w, 0, p, wp);
     for (const RotationTarget<T>& tg : targets) {
       const std::int64_t lines = tg.lines_are_rows ? tg.x.rows() : tg.x.cols();
@@ -323,8 +359,13 @@ UpdateInfo UpdatableQR<T>::remove_batch(std::int64_t k, std::int64_t p) {
     return UpdateScratch::piece_bytes(count, elem);
   };
   const bool blocked = blocked_deletion(p);
-  const std::int64_t nbd = std::min(kDeletionBlock, n);
-  const std::size_t blocked_bytes = blocked ? bytes((nbd + p) * (nbd + p), es) +
+  const std::int64_t nbd = std::max<std::int64_t>(1, std::min(deletion_block(), n));
+  // The G's of the blocked application: `group` blocks' worth at a time, at most as many
+  // elements as the GEMMs' scratch t (max(m, nrhs) x (nbd + p)), at least one block.
+  const std::int64_t blocks = std::max<std::int64_t>(1, (n + nbd - 1) / nbd);
+  const std::int64_t group = std::clamp<std::int64_t>(std::max(m, nrhs) / (nbd + p), 1,
+                                                      std::min<std::int64_t>(blocks, 65535));
+  const std::size_t blocked_bytes = blocked ? bytes((nbd + p) * (nbd + p) * group, es) +
                                                   bytes(std::max(m, nrhs) * (nbd + p), es) +
                                                   bytes(n * p, es)
                                             : 0;
@@ -363,7 +404,7 @@ UpdateInfo UpdatableQR<T>::remove_batch(std::int64_t k, std::int64_t p) {
   const MatrixView<const T> cc = c, sc = s;
   if (blocked) {
     // The same rotations, in the same order per line, by blocks of positions as GEMMs.
-    T* g = scratch.vector<T>((nbd + p) * (nbd + p)).data();
+    MatrixView<T> g = scratch.matrix<T>(nbd + p, (nbd + p) * group);
     T* t = scratch.vector<T>(std::max(m, nrhs) * (nbd + p)).data();
     MatrixView<T> pt = scratch.matrix<T>(n, p);  // R's pivot rows (transposed), from zero
     // R through its transpose: its lines (R's columns) as rows, lower triangular.
@@ -372,7 +413,7 @@ UpdateInfo UpdatableQR<T>::remove_batch(std::int64_t k, std::int64_t p) {
     std::vector<RotationTarget<T>> targets{{q.block(0, 0, m, n), q.block(0, n, m, p), true, false},
                                            {rt, pt, true, true}};
     if (nrhs > 0) targets.push_back({d.block(0, 0, n, nrhs), d.block(n, 0, p, nrhs), false, false});
-    launches += 2 + apply_rotations_blocked<T>(ctx_, cc, sc, targets, nbd, g, t);
+    launches += 2 + apply_rotations_blocked<T>(ctx_, cc, sc, targets, nbd, group, g, t);
     GPUQR_DISPATCH(ctx_, transpose, MatrixView<const T>(rt), r_view());
     launches += 2 + 1;
   } else {

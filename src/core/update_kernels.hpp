@@ -62,6 +62,17 @@ inline constexpr std::int64_t kSmallAddRows = 16;
   void apply_deletion_rotations(detail::ContextImpl& ctx, MatrixView<const T> c,             \
                                 MatrixView<const T> s, MatrixView<T> x, MatrixView<T> acc,    \
                                 bool lines_are_rows, bool triangular);                      \
+  /* The orthogonal matrices of apply_deletion_rotations by blocks of positions: block b     \
+     covers positions [j0, j1), j1 = n - b nb, j0 = max(0, j1 - nb), w = j1 - j0 (c, s:     \
+     n x p, as deletion_rotations gives them), for b = 0 .. ceil(n / nb) - 1. G_b, in        \
+     g.block(0, b (nb + p), w + p, w + p) (g: nb + p rows, at least ceil(n / nb) (nb + p)   \
+     columns), is the identity of order w + p with the block's rotations (all p pivots)     \
+     applied to its rows as apply_deletion_rotations applies them (lines as rows, positions  \
+     0..w-1 then pivots 0..p-1): [x(:, j0:j1), acc] G_b is what they do to any lines. */     \
+  template <class T>                                                                          \
+  void accumulate_deletion_rotations(detail::ContextImpl& ctx, MatrixView<const T> c,       \
+                                     MatrixView<const T> s, std::int64_t nb,                \
+                                     MatrixView<T> g);                                       \
   /* C += alpha op_a(A) op_b(B) (GEMM with beta = 1; C m x n, op_a(A) m x kk, op_b(B)        \
      kk x n; kk = 0 leaves C as it is); C must not overlap A or B. Used by the column       \
      updates (the rank-k term X V^T) and by the cost model's GEMM calibration. */           \
@@ -87,6 +98,9 @@ inline constexpr std::int64_t kSmallAddRows = 16;
   template void apply_deletion_rotations<T>(detail::ContextImpl&, MatrixView<const T>,       \
                                             MatrixView<const T>, MatrixView<T>,              \
                                             MatrixView<T>, bool, bool);                     \
+  template void accumulate_deletion_rotations<T>(detail::ContextImpl&, MatrixView<const T>,  \
+                                                 MatrixView<const T>, std::int64_t,          \
+                                                 MatrixView<T>);                              \
   template void multiply_add<T>(detail::ContextImpl&, Op, Op, T, MatrixView<const T>,        \
                                 MatrixView<const T>, MatrixView<T>);
 

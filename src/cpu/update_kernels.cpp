@@ -164,6 +164,20 @@ void apply_deletion_rotations(detail::ContextImpl&, MatrixView<const T> c, Matri
 }
 
 template <class T>
+void accumulate_deletion_rotations(detail::ContextImpl& ctx, MatrixView<const T> c,
+                                   MatrixView<const T> s, std::int64_t nb, MatrixView<T> g) {
+  const std::int64_t n = c.rows(), p = c.cols();
+  for (std::int64_t b = 0; b * nb < n; ++b) {
+    const std::int64_t j1 = n - b * nb, j0 = std::max<std::int64_t>(0, j1 - nb), w = j1 - j0;
+    MatrixView<T> gb = g.block(0, b * (nb + p), w + p, w + p);
+    for (std::int64_t k = 0; k < w + p; ++k)
+      for (std::int64_t i = 0; i < w + p; ++i) gb(i, k) = T(i == k ? 1 : 0);
+    apply_deletion_rotations<T>(ctx, c.block(j0, 0, w, p), s.block(j0, 0, w, p),
+                                gb.block(0, 0, w + p, w), gb.block(0, w, w + p, p), true, false);
+  }
+}
+
+template <class T>
 void multiply_add(detail::ContextImpl&, Op op_a, Op op_b, T alpha, MatrixView<const T> a,
                   MatrixView<const T> b, MatrixView<T> c) {
   const std::int64_t kk = op_a == Op::trans ? a.rows() : a.cols();

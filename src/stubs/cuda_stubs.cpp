@@ -154,6 +154,11 @@ void apply_deletion_rotations(detail::ContextImpl&, MatrixView<const T>, MatrixV
                               MatrixView<T>, MatrixView<T>, bool, bool) {
   detail::not_compiled("cuda apply_deletion_rotations");
 }
+template <class T>
+void accumulate_deletion_rotations(detail::ContextImpl&, MatrixView<const T>, MatrixView<const T>,
+                                   std::int64_t, MatrixView<T>) {
+  detail::not_compiled("cuda accumulate_deletion_rotations");
+}
 
 template <class T>
 void multiply_add(detail::ContextImpl&, Op, Op, T, MatrixView<const T>, MatrixView<const T>,
