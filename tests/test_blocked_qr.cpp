@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
+#include <string>
 #include <tuple>
 #include <vector>
 
@@ -103,26 +105,58 @@ TEST_P(BlockedQR, GramBasedPanelsStayAccurate) {
   }));
 }
 
-/// Restores larfb_trmm_mode's default however a test ends.
+/// Restores larfb_trmm_mode's and larft_merge_mode's defaults however a test ends.
 struct TrmmModeReset {
-  ~TrmmModeReset() { kernels::cuda::larfb_trmm_mode(-1); }
+  ~TrmmModeReset() {
+    kernels::cuda::larfb_trmm_mode(-1);
+    kernels::cuda::larft_merge_mode(-1);
+  }
 };
 
-TEST_P(BlockedQR, BothTPathsFactorAccurately) {
-  // On CUDA, larft's merges and larfb's product with T run either as the merge kernel and a
-  // GEMM with T (default) or as cuBLAS TRMMs (GPUQR_LARFB_TRMM=1); both must give a
-  // backward-stable QR with an orthogonal Q. Outer blocks of 256 and 320 columns take every
-  // level of the merge kernel, and (320) cuBLAS TRMM for the widest level.
+/// Sets GPUQR_LOOKAHEAD for a scope (unset: the default, the second lane) and restores it.
+class LookAhead {
+ public:
+  explicit LookAhead(const char* value) {
+    if (const char* old = std::getenv("GPUQR_LOOKAHEAD")) old_ = old, had_ = true;
+    if (value == nullptr) unsetenv("GPUQR_LOOKAHEAD");
+    else setenv("GPUQR_LOOKAHEAD", value, 1);
+  }
+  ~LookAhead() {
+    if (had_) setenv("GPUQR_LOOKAHEAD", old_.c_str(), 1);
+    else unsetenv("GPUQR_LOOKAHEAD");
+  }
+  LookAhead(const LookAhead&) = delete;
+  LookAhead& operator=(const LookAhead&) = delete;
+
+ private:
+  std::string old_;
+  bool had_ = false;
+};
+
+TEST_P(BlockedQR, EveryTPathFactorsAccurately) {
+  // On CUDA, larft's merges run as batched GEMMs (default), cuBLAS TRMMs or the merge
+  // kernel, and larfb's product with T as a GEMM with T (default) or a TRMM
+  // (GPUQR_LARFB_TRMM=1); every pairing used must give a backward-stable QR with an
+  // orthogonal Q. Outer blocks of 256 and 320 columns take every merge level (320: a
+  // narrower last merge, and for the merge kernel cuBLAS TRMM at the widest level).
   TrmmModeReset reset;
   GPUQR_FOR_PRECISION(([&]<class T>() {
     std::uint64_t seed = 900;
-    for (int trmm : {0, 1}) {
-      if (ctx().is_cuda()) kernels::cuda::larfb_trmm_mode(trmm);
+    const std::pair<kernels::cuda::LarftMerge, int> paths[] = {
+        {kernels::cuda::LarftMerge::gemm, 0},
+        {kernels::cuda::LarftMerge::kernel, 0},
+        {kernels::cuda::LarftMerge::trmm, 1}};
+    for (auto [merge, trmm] : paths) {
+      if (ctx().is_cuda()) {
+        kernels::cuda::larft_merge_mode(static_cast<int>(merge));
+        kernels::cuda::larfb_trmm_mode(trmm);
+      }
       for (auto [m, n, outer] : {std::tuple<int, int, int>{700, 300, 320},
                                  {900, 520, 256},
                                  {333, 333, 0}}) {
         SCOPED_TRACE(std::to_string(m) + "x" + std::to_string(n) + " nb=" +
-                     std::to_string(outer) + (trmm ? " trmm" : " gemm"));
+                     std::to_string(outer) + " merge " +
+                     std::to_string(static_cast<int>(merge)) + (trmm ? " trmm" : " gemm"));
         const detail::BlockSizes bs{outer, outer == 0 ? 0 : 32};
         const Matrix<T> a = random_matrix<T>(m, n, seed++);
         Matrix<T> qr = to_ctx<T>(ctx(), a.view());
@@ -138,6 +172,56 @@ TEST_P(BlockedQR, BothTPathsFactorAccurately) {
         EXPECT_LT(track("orthogonality (both T paths)", accuracy::orthogonality<T>(qh.view())),
                   kBound);
       }
+    }
+  }));
+}
+
+TEST_P(BlockedQR, OrgqrSameOnOneLaneAndTwo) {
+  // orgqr makes block b's V and T on the second lane while the main lane applies block
+  // b + 1, through two buffer pairs; with GPUQR_LOOKAHEAD=0 everything runs in order on one
+  // lane. A missing wait would apply a stale or half-made T: Q would lose orthogonality and
+  // differ from the one-lane Q. Shapes: several outer blocks of 256 (and 128) with a narrower
+  // last block, k = n and k < n (Q's columns past k start as the identity's), m > n.
+  GPUQR_FOR_PRECISION(([&]<class T>() {
+    std::uint64_t seed = 1300;
+    for (auto [m, n, k, outer] : {std::tuple<int, int, int, int>{1100, 900, 900, 256},
+                                  {1000, 700, 520, 256},
+                                  {777, 777, 777, 128},
+                                  {650, 300, 300, 0}}) {
+      SCOPED_TRACE(std::to_string(m) + "x" + std::to_string(n) + " k=" + std::to_string(k) +
+                   " nb=" + std::to_string(outer));
+      const detail::BlockSizes bs{outer, outer == 0 ? 0 : 32};
+      const Matrix<T> a = random_matrix<T>(m, k, seed++);
+      Matrix<T> qr = to_ctx<T>(ctx(), a.view());
+      Matrix<T> tau(k, 1, qr.space(), qr.device());
+      detail::blocked_geqrf<T>(ctx(), qr.view(), vec(tau), bs);
+      // The reflectors in Q's first k columns, something other than the identity past them.
+      Matrix<T> start(m, n);
+      {
+        const Matrix<T> host = to_host(ctx(), qr);
+        for (std::int64_t j = 0; j < n; ++j)
+          for (std::int64_t i = 0; i < m; ++i) start(i, j) = j < k ? host(i, j) : T(0.5);
+      }
+      Matrix<T> q[2];
+      for (int lanes : {1, 2}) {
+        const LookAhead look_ahead(lanes == 1 ? "0" : nullptr);
+        Matrix<T> q_ctx = to_ctx<T>(ctx(), start.view());
+        detail::blocked_orgqr<T>(ctx(), k, q_ctx.view(), VectorView<const T>(vec(tau)), bs);
+        q[lanes - 1] = to_host(ctx(), q_ctx);
+        const Matrix<T>& qh = q[lanes - 1];
+        EXPECT_LT(track("orthogonality (one lane or two)", accuracy::orthogonality<T>(qh.view())),
+                  kBound);
+        Matrix<T> qk(m, k);
+        for (std::int64_t j = 0; j < k; ++j)
+          for (std::int64_t i = 0; i < m; ++i) qk(i, j) = qh(i, j);
+        const Matrix<T> r = upper_r(to_host(ctx(), qr), k);
+        EXPECT_LT(track("backward error (one lane or two)",
+                        accuracy::qr_backward_error<T>(a.view(), qk.view(), r.view())),
+                  kBound);
+      }
+      EXPECT_LT(accuracy::relative_difference<T>(q[1].view(), q[0].view()) /
+                    (m * accuracy::eps<T>()),
+                kBound);
     }
   }));
 }

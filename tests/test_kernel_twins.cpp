@@ -331,15 +331,20 @@ bool zero_below(const Matrix<T>& t) {
   return true;
 }
 
-/// Restores larfb_trmm_mode's default however a test ends.
+/// Restores larfb_trmm_mode's and larft_merge_mode's defaults however a test ends.
 struct TrmmModeReset {
-  ~TrmmModeReset() { kernels::cuda::larfb_trmm_mode(-1); }
+  ~TrmmModeReset() {
+    kernels::cuda::larfb_trmm_mode(-1);
+    kernels::cuda::larft_merge_mode(-1);
+  }
 };
 
-// T of larft and larft_known_diagonal (the merge kernel, and cuBLAS TRMM for levels wider
-// than 128 or when asked for) against LAPACK's larft, into a T full of NaN so that an entry
-// left unwritten shows; both paths. k = 300 mixes the merge kernel with TRMM levels.
-TEST_P(KernelTwins, LarftMatchesLapackOnBothPaths) {
+// T of larft and larft_known_diagonal against LAPACK's larft, into a T and a Gram scratch
+// full of NaN so that an entry left unwritten (or read before it is written) shows; every
+// merge method: batched GEMMs (k = 200, 300: a narrower last merge at some levels; 2000 x
+// 256: full levels only), cuBLAS TRMM, and the merge kernel (k = 300 mixes it with TRMM
+// levels).
+TEST_P(KernelTwins, LarftMatchesLapackOnEveryMergePath) {
   TrmmModeReset reset;
   GPUQR_FOR_PRECISION(([&]<class T>() {
     Context cpu = Context::cpu();
@@ -358,9 +363,12 @@ TEST_P(KernelTwins, LarftMatchesLapackOnBothPaths) {
         for (std::int64_t i = 0; i < k; ++i)
           t_diag(i, j) = i / 32 == j / 32 ? t_cpu(i, j) : std::numeric_limits<T>::quiet_NaN();
       const Matrix<T> v_gpu = to_ctx<T>(ctx(), v.view()), tau_gpu = to_ctx<T>(ctx(), tau.view());
-      for (int trmm : {0, 1}) {
-        SCOPED_TRACE(std::to_string(h) + "x" + std::to_string(k) + (trmm ? " trmm" : " merge kernel"));
-        kernels::cuda::larfb_trmm_mode(trmm);
+      for (kernels::cuda::LarftMerge merge :
+           {kernels::cuda::LarftMerge::gemm, kernels::cuda::LarftMerge::trmm,
+            kernels::cuda::LarftMerge::kernel}) {
+        const char* names[] = {" batched gemm", " trmm", " merge kernel"};
+        SCOPED_TRACE(std::to_string(h) + "x" + std::to_string(k) + names[static_cast<int>(merge)]);
+        kernels::cuda::larft_merge_mode(static_cast<int>(merge));
         Matrix<T> t_gpu = nan_device_matrix<T>(ctx(), k, k), g_gpu = nan_device_matrix<T>(ctx(), k, k);
         kernels::cuda::larft<T>(ctx().impl(), v_gpu.view(), VectorView<const T>(vec(tau_gpu)),
                                 t_gpu.view(), g_gpu.view());

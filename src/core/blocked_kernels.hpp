@@ -69,10 +69,16 @@ void panel_qr_single_block(int mode);
 /// first: -1 = default (panels of at least panel_qr_ah_min_rows rows unless
 /// GPUQR_PANEL_AH=0), 0 = never, 1 = every panel with h >= 2b.
 void panel_qr_ah_mode(int mode);
-/// Whether larft's off-diagonal merges and larfb's product with T use cuBLAS TRMM (the
-/// earlier path) instead of the merge kernel and a GEMM with T: -1 = default (the kernel and
-/// GEMM unless GPUQR_LARFB_TRMM=1), 0 = never, 1 = always (tests and A/B measurements).
+/// Whether larfb's product with T uses cuBLAS TRMM (the earlier path) instead of a GEMM with
+/// the full T: -1 = default (GEMM unless GPUQR_LARFB_TRMM=1), 0 = never, 1 = always (tests
+/// and A/B measurements).
 void larfb_trmm_mode(int mode);
+/// How larft and larft_known_diagonal merge T's diagonal 32-blocks into the whole T: two
+/// strided-batched GEMMs per doubling level (default), two cuBLAS TRMMs per merge, or one
+/// merge kernel per level (TRMMs above 256 columns). GPUQR_LARFT_MERGE=gemm|trmm|kernel.
+enum class LarftMerge { gemm = 0, trmm = 1, kernel = 2 };
+/// -1 = default (GPUQR_LARFT_MERGE, else gemm), else a LarftMerge's value (tests).
+void larft_merge_mode(int mode);
 /// The AH panel alone (tests): enqueues it, waits, and says whether it factored the panel
 /// (outputs as panel_qr's) or left everything unchanged for the Householder kernel.
 template <class T>

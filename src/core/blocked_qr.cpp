@@ -73,6 +73,15 @@ Buffers<T> carve(const Context& ctx, std::int64_t ldv, std::int64_t n, BlockSize
   return b;
 }
 
+/// The lane for work that overlaps the main lane's (look-ahead panels, orgqr's T factors):
+/// the context's second lane on CUDA, the main lane when GPUQR_LOOKAHEAD=0 (measurements) or
+/// on the CPU.
+ContextImpl& second_lane(const Context& ctx) {
+  const char* text = std::getenv("GPUQR_LOOKAHEAD");
+  const bool off = text != nullptr && std::string(text) == "0";
+  return ctx.is_cuda() && !off ? aux_lane(ctx) : ctx.impl();
+}
+
 template <class T>
 VectorView<T> sub(VectorView<T> v, std::int64_t offset, std::int64_t size) {
   return VectorView<T>(v.data() + offset, size, v.space(), v.device());
@@ -151,9 +160,7 @@ void blocked_geqrf(const Context& ctx, MatrixView<T> a, VectorView<T> tau, Block
   // this lane applies the current block reflector to the rest of the trailing matrix. V is
   // double-buffered between the lanes (panel p uses buffer p % 2); T, W belong to this lane,
   // the inner panels' Ti, Wi to the other.
-  const char* la_text = std::getenv("GPUQR_LOOKAHEAD");  // "0" turns it off (measurements)
-  const bool look_ahead = ctx.is_cuda() && !(la_text != nullptr && std::string(la_text) == "0");
-  ContextImpl& side = look_ahead ? aux_lane(ctx) : main;
+  ContextImpl& side = second_lane(ctx);
   MatrixView<T> vbuf[2] = {buf.v, buf.v2};
   MatrixView<T> tbuf[2] = {buf.t, buf.t2};
   const std::int64_t jb0 = std::min(bs.outer, k);
@@ -233,23 +240,45 @@ void blocked_orgqr(const Context& ctx, std::int64_t k, MatrixView<T> a, VectorVi
   if (k == 0) return;
   const BlockSizes bs = choose_block_sizes(ctx, m, k, sizeof(T), sizes);
   Buffers<T> buf = carve<T>(ctx, m, n, bs);
-  // Q = H_1 ... H_k I: the blocks backward, each on the columns to its right, then on its own
-  // columns, which start as the identity's once the reflectors are read out into V.
-  for (std::int64_t j = (k - 1) / bs.outer * bs.outer; j >= 0; j -= bs.outer) {
-    const std::int64_t jb = std::min(bs.outer, k - j), h = m - j;
-    MatrixView<T> v = buf.v.block(0, 0, h, jb);
-    MatrixView<T> t = piece(buf.t, jb, jb);
-    GPUQR_DISPATCH(ctx, form_v, MatrixView<const T>(a.block(j, j, h, jb)), v);
-    GPUQR_DISPATCH(ctx, larft, MatrixView<const T>(v), sub(tau, j, jb), t, piece(buf.g, jb, jb));
-    if (j + jb < n) {
-      GPUQR_DISPATCH(ctx, larfb, Side::left, Op::no_trans, MatrixView<const T>(v),
-                     MatrixView<const T>(t), a.block(j, j + jb, h, n - j - jb),
-                     piece(buf.w, jb, n - j - jb));
-    }
-    GPUQR_DISPATCH(ctx, laset, T(0), T(0), a.block(0, j, j, jb));
-    GPUQR_DISPATCH(ctx, laset, T(0), T(1), a.block(j, j, h, jb));
-    GPUQR_DISPATCH(ctx, larfb, Side::left, Op::no_trans, MatrixView<const T>(v),
-                   MatrixView<const T>(t), a.block(j, j, h, jb), piece(buf.w, jb, jb));
+  ContextImpl& main = ctx.impl();
+  if (ctx.is_cuda()) {
+    // larfb keeps op(T) W (outer x n at most) in the main lane's leaf workspace; the steps
+    // below widen C from one block to all n columns, and growing the workspace inside the
+    // loop would synchronize the stream, so it is grown to the widest step here.
+    cuda_workspace(main, static_cast<std::size_t>(bs.outer * n) * sizeof(T));
+  }
+  // Q = H_1 ... H_k I, block b = H_{j+1} ... H_{j+jb} (j = b outer), the blocks backward:
+  // step b makes columns j.. of Q from rows j.. (Q's rows above j are zero there), its own
+  // columns first set to the identity's, so that one larfb covers them and the columns
+  // formed before. V_b and T_b (larft: a Gram GEMM and the batched merges, the latency-bound
+  // part) are made on the second lane one step ahead, into the buffer pair b % 2, while the
+  // main lane runs step b + 1's GEMMs: V_b's columns are untouched until step b itself.
+  ContextImpl& side = second_lane(ctx);
+  MatrixView<T> vbuf[2] = {buf.v, buf.v2};
+  MatrixView<T> tbuf[2] = {buf.t, buf.t2};
+  auto width = [&](std::int64_t b) { return std::min(bs.outer, k - b * bs.outer); };
+  auto prepare = [&](std::int64_t b) {
+    const std::int64_t j = b * bs.outer, jb = width(b), h = m - j;
+    MatrixView<T> v = vbuf[b % 2].block(0, 0, h, jb);
+    GPUQR_DISPATCH_ON(ctx, side, form_v, MatrixView<const T>(a.block(j, j, h, jb)), v);
+    GPUQR_DISPATCH_ON(ctx, side, larft, MatrixView<const T>(v), sub(tau, j, jb),
+                      piece(tbuf[b % 2], jb, jb), piece(buf.g, jb, jb));
+  };
+  const std::int64_t last = (k - 1) / bs.outer;
+  lane_signal(ctx, main, side);  // the reflectors, as the caller's work on the main lane left them
+  prepare(last);
+  for (std::int64_t b = last; b >= 0; --b) {
+    const std::int64_t j = b * bs.outer, jb = width(b), h = m - j;
+    lane_signal(ctx, side, main);  // V_b and T_b are ready
+    // The pair (b - 1) % 2 was last read by step b + 1, which the second lane waited for.
+    if (b > 0) prepare(b - 1);
+    GPUQR_DISPATCH_ON(ctx, main, laset, T(0), T(0), a.block(0, j, j, jb));
+    GPUQR_DISPATCH_ON(ctx, main, laset, T(0), T(1), a.block(j, j, h, jb));
+    GPUQR_DISPATCH_ON(ctx, main, larfb, Side::left, Op::no_trans,
+                      MatrixView<const T>(vbuf[b % 2].block(0, 0, h, jb)),
+                      MatrixView<const T>(piece(tbuf[b % 2], jb, jb)), a.block(j, j, h, n - j),
+                      piece(buf.w, jb, n - j));
+    lane_signal(ctx, main, side);  // step b is done with pair b % 2 (prepare(b - 2) reuses it)
   }
 }
 

@@ -1,15 +1,17 @@
 // CUDA backend of the blocked-QR leaves (src/core/blocked_kernels.hpp): the fused panel
-// kernel (panel_qr.cu), small kernels for V and T (T's off-diagonal blocks by cuBLAS TRMM
-// merges, or one merge kernel per doubling level with GPUQR_LARFT_TRMM=0), and cuBLAS GEMMs
-// for the rest (larfb's op(T) W included; its TRMM only with GPUQR_LARFB_TRMM=1). Everything is enqueued on the context's
-// stream; nothing here synchronizes or allocates (the panel kernel's partial sums and larfb's
-// second product live in the leaf workspace, grown once).
+// kernel (panel_qr.cu), small kernels for V and T, and cuBLAS GEMMs for the rest. T's
+// off-diagonal blocks come from doubling merges, by default two strided-batched GEMMs per
+// level (GPUQR_LARFT_MERGE=trmm: two cuBLAS TRMMs per merge; =kernel: one merge kernel per
+// level); larfb's op(T) W is a GEMM (its TRMM only with GPUQR_LARFB_TRMM=1). Everything is
+// enqueued on the context's stream; nothing here synchronizes or allocates (the panel
+// kernel's partial sums and larfb's second product live in the leaf workspace, grown once).
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
 #include <algorithm>
 #include <atomic>
 #include <cstdlib>
+#include <string>
 
 #include "src/core/blocked_kernels.hpp"
 #include "src/core/dense_kernels.hpp"
@@ -229,6 +231,20 @@ void gemm(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, std::int
           const double* b, std::int64_t ldb, double beta, double* c, std::int64_t ldc) {
   GPUQR_CUBLAS_CHECK(cublasDgemm_64(h, ta, tb, m, n, k, &alpha, a, lda, b, ldb, &beta, c, ldc));
 }
+void gemm_strided(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, std::int64_t m,
+                  std::int64_t n, std::int64_t k, float alpha, const float* a, std::int64_t lda,
+                  std::int64_t sa, const float* b, std::int64_t ldb, std::int64_t sb, float beta,
+                  float* c, std::int64_t ldc, std::int64_t sc, std::int64_t batch) {
+  GPUQR_CUBLAS_CHECK(cublasSgemmStridedBatched_64(h, ta, tb, m, n, k, &alpha, a, lda, sa, b, ldb,
+                                                  sb, &beta, c, ldc, sc, batch));
+}
+void gemm_strided(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, std::int64_t m,
+                  std::int64_t n, std::int64_t k, double alpha, const double* a, std::int64_t lda,
+                  std::int64_t sa, const double* b, std::int64_t ldb, std::int64_t sb,
+                  double beta, double* c, std::int64_t ldc, std::int64_t sc, std::int64_t batch) {
+  GPUQR_CUBLAS_CHECK(cublasDgemmStridedBatched_64(h, ta, tb, m, n, k, &alpha, a, lda, sa, b, ldb,
+                                                  sb, &beta, c, ldc, sc, batch));
+}
 // G = A^T A through GEMM rather than SYRK: for the tall-thin A here (k >> n) cuBLAS's SYRK
 // runs far below the memory bandwidth, while GEMM splits the long reduction (twice the flops
 // of SYRK, negligible next to the rest of a factorization).
@@ -329,52 +345,90 @@ template bool panel_qr_ah_only<double>(detail::ContextImpl&, MatrixView<double>,
 
 namespace {
 
-std::atomic<int> trmm_override{-1};  // larfb_trmm_mode(): -1 default, 0 off, 1 on
+std::atomic<int> trmm_override{-1};   // larfb_trmm_mode(): -1 default, 0 off, 1 on
+std::atomic<int> merge_override{-1};  // larft_merge_mode(): -1 default, else a LarftMerge
 
-/// Whether larft's merges (default; GPUQR_LARFT_TRMM=0 for the merge kernel) and larfb
-/// (GPUQR_LARFB_TRMM=1; default a GEMM with T) go through cuBLAS TRMM; larfb_trmm_mode() sets
-/// both for tests.
-bool env_flag(const char* name) {
-  const char* text = std::getenv(name);
-  return text != nullptr && std::atoi(text) == 1;
-}
-bool use_trmm_merge() {
-  const int mode = trmm_override.load();
-  if (mode >= 0) return mode == 1;
-  // TRMM by default: the merge kernel measured slower in the same run (H100, session 5,
-  // larfb by GEMM both times: FP64 orgqr 4096 7.03 against 5.24 ms, geqrf 1024 3.75 against
-  // 3.04 ms); GPUQR_LARFT_TRMM=0 selects the kernel.
-  static const bool env = [] {
-    const char* text = std::getenv("GPUQR_LARFT_TRMM");
-    return !(text != nullptr && std::atoi(text) == 0);
+/// How larft builds T's off-diagonal blocks. Batched GEMMs by default: per doubling level two
+/// launches whatever the number of merges, where cuBLAS TRMM costs two launches of 10-17 us
+/// per merge (14 for k = 256: ncu, H100, session 5) and the merge kernel is latency-bound
+/// (4 blocks per level at k = 256; it measured slower than the TRMMs). GPUQR_LARFT_MERGE
+/// selects another (A/B measurements).
+LarftMerge merge_method() {
+  const int mode = merge_override.load();
+  if (mode >= 0) return static_cast<LarftMerge>(mode);
+  static const LarftMerge env = [] {
+    const char* text = std::getenv("GPUQR_LARFT_MERGE");
+    const std::string name = text == nullptr ? "" : text;
+    if (name == "trmm") return LarftMerge::trmm;
+    if (name == "kernel") return LarftMerge::kernel;
+    return LarftMerge::gemm;
   }();
   return env;
 }
+/// Whether larfb multiplies by T with cuBLAS TRMM (GPUQR_LARFB_TRMM=1) instead of a GEMM.
 bool use_trmm_larfb() {
   const int mode = trmm_override.load();
   if (mode >= 0) return mode == 1;
-  static const bool env = env_flag("GPUQR_LARFB_TRMM");
+  static const bool env = [] {
+    const char* text = std::getenv("GPUQR_LARFB_TRMM");
+    return text != nullptr && std::atoi(text) == 1;
+  }();
   return env;
 }
 
+/// One doubling level of T's off-diagonal blocks (T11, T22 of `width` columns final, zeros
+/// below their diagonals) as two strided-batched GEMMs over all its merges: X^T = T22^T
+/// G12^T, then T12 = -T11 X. X^T goes into G's lower triangle, at G21's place: G is
+/// symmetric and only its upper triangle is read, at this level and later, so no scratch
+/// is needed and no GEMM reads what it writes. Merge i starts at s = 2 width i, so every
+/// operand lies a constant stride 2 width (ld + 1) after the one before. A narrower last
+/// merge (k not a multiple of 2 width) gets its own pair.
+template <class T>
+void merge_level_gemm(detail::ContextImpl& ctx, MatrixView<T> t, MatrixView<T> g,
+                      std::int64_t width) {
+  const std::int64_t k = t.cols(), ldt = t.ld(), ldg = g.ld();
+  cublasHandle_t h = blas(ctx);
+  auto merges = [&](std::int64_t s, std::int64_t w2, std::int64_t count) {
+    const std::int64_t st = 2 * width * (ldt + 1), sg = 2 * width * (ldg + 1);
+    const T* t11 = t.data() + s * (ldt + 1);
+    const T* t22 = t.data() + (s + width) * (ldt + 1);
+    T* t12 = t.data() + s + (s + width) * ldt;
+    const T* g12 = g.data() + s + (s + width) * ldg;
+    T* xt = g.data() + (s + width) + s * ldg;  // X^T, w2 x width
+    gemm_strided(h, CUBLAS_OP_T, CUBLAS_OP_T, w2, width, w2, T(1), t22, ldt, st, g12, ldg, sg,
+                 T(0), xt, ldg, sg, count);
+    gemm_strided(h, CUBLAS_OP_N, CUBLAS_OP_T, width, w2, width, T(-1), t11, ldt, st, xt, ldg, sg,
+                 T(0), t12, ldt, st, count);
+  };
+  const std::int64_t full = k / (2 * width);  // merges whose T22 is `width` wide
+  if (full > 0) merges(0, width, full);
+  const std::int64_t s = full * 2 * width;
+  if (s + width < k) merges(s, k - s - width, 1);
+}
+
 /// T's off-diagonal blocks from G (upper, with T's diagonal kTile blocks in place), by
-/// doubling: T12 = -T11 G12 T22 for blocks of kTile, 2 kTile, ... columns. One merge kernel
-/// per level (T11 up to kMergeRows wide), which also writes T's zeros below the diagonal
-/// blocks; cuBLAS's TRMM, two in place per merge, for wider levels or when asked for (each
-/// costs 10-17 us on an H100 whatever its size, 14 of them for k = 256).
+/// doubling: T12 = -T11 G12 T22 for blocks of kTile, 2 kTile, ... columns, by the method of
+/// merge_method(): two batched GEMMs per level; or one merge kernel per level (T11 up to
+/// kMergeRows wide, writing T's zeros below the diagonal blocks too) with cuBLAS TRMMs for
+/// wider levels; or two TRMMs in place per merge. G's lower triangle is overwritten.
 template <class T>
 void merge_tiles(detail::ContextImpl& ctx, MatrixView<T> t, MatrixView<T> gram) {
   const std::int64_t k = t.cols();
   if (k <= kTile) return;
-  const bool trmm = use_trmm_merge();
-  // The TRMMs work in place on T12 = G12 and need T21 = 0: the copy kernel sets both up.
-  if (trmm || k > 2 * kMergeRows) {
+  const LarftMerge method = merge_method();
+  // Every path but the merge kernel needs T21 = 0 written (the GEMMs and TRMMs read T11 and
+  // T22 whole), the TRMMs also T12 = G12 to work in place on: the copy kernel does both.
+  if (method != LarftMerge::kernel || k > 2 * kMergeRows) {
     copy_offdiag_kernel<T><<<grid_2d(k, k), kThreads, 0, ctx.stream>>>(
         gram.data(), gram.ld(), t.data(), t.ld(), static_cast<int>(k));
     GPUQR_CUDA_CHECK_LAUNCH(ctx.stream);
   }
   for (std::int64_t width = kTile; width < k; width *= 2) {
-    if (!trmm && width <= kMergeRows) {
+    if (method == LarftMerge::gemm) {
+      merge_level_gemm<T>(ctx, t, gram, width);
+      continue;
+    }
+    if (method == LarftMerge::kernel && width <= kMergeRows) {
       const std::int64_t merges = (k - width + 2 * width - 1) / (2 * width);
       const std::int64_t w2max = std::min(width, k - width);  // the first merge's T22
       const dim3 grid(static_cast<unsigned>(merges),
@@ -429,6 +483,7 @@ void larft_known_diagonal(detail::ContextImpl& ctx, MatrixView<const T> v,
 }
 
 void larfb_trmm_mode(int mode) { trmm_override.store(mode); }
+void larft_merge_mode(int mode) { merge_override.store(mode); }
 
 template <class T>
 void larfb(detail::ContextImpl& ctx, Side side, Op op, MatrixView<const T> v,

@@ -79,6 +79,7 @@ void fill(detail::ContextImpl&, MatrixView<T>, T) {
 void panel_qr_single_block(int) {}
 void panel_qr_ah_mode(int) {}
 void larfb_trmm_mode(int) {}
+void larft_merge_mode(int) {}
 template <class T>
 bool panel_qr_ah_only(detail::ContextImpl&, MatrixView<T>, VectorView<T>, MatrixView<T>,
                       MatrixView<T>) {
