@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Session 7, seventh call (no code change after the sixth): the row-removal bench with the new
+# rotation kernel and the old path in the same run (GPUQR_REMOVE_ROTATIONS=0), and the sparse
+# bench (GPU and SuiteSparseQR, same run) on grid3d:38/45, Q-less and kept.
+set -uo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/../.."
+out="${OUT:-/tmp/out}"; mkdir -p "$out"; w="$out/w"; mkdir -p "$w"; b=build-gpu; s=$(date +%s)
+finish() { tar czf "$out/logs.tgz" -C "$w" . ; rm -rf "$w"; echo "total $(( $(date +%s) - s )) s"; }
+trap finish EXIT
+ss=$PWD/.carry-suitesparse
+export LD_LIBRARY_PATH=$ss/lib:${LD_LIBRARY_PATH:-}
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$w/device.txt"
+cmake -S . -B $b -G Ninja -DCMAKE_BUILD_TYPE=Release -DGPUQR_ENABLE_CUDA=ON -DCMAKE_PREFIX_PATH=$ss > "$w/configure.log" 2>&1 || { tail -20 "$w/configure.log"; exit 1; }
+cmake --build $b --parallel 16 --target gpuqr_sparse_gpu_bench gpuqr_update_bench > "$w/build.log" 2>&1 || { grep -E "error" -A5 "$w/build.log" | head -40; exit 1; }
+echo "build $(( $(date +%s) - s )) s"
+for v in 1 0; do
+  GPUQR_REMOVE_ROTATIONS=$v timeout 110 $b/bench/gpuqr_update_bench --only remove --repeat 1 > "$w/update_remove_rot$v.txt" 2>&1; echo "== remove rows, GPUQR_REMOVE_ROTATIONS=$v rc $?"; grep -vE "^#|^$" "$w/update_remove_rot$v.txt" | tail -n 34
+done
+echo "t $(( $(date +%s) - s )) s"
+timeout 200 $b/bench/gpuqr_sparse_gpu_bench --mode both --warmup 0 --repeat 1 --sides gpu,spqr --gen grid3d:38,grid3d:45 --json "$w/sparse_bench_large.jsonl" > "$w/sparse_bench_large.txt" 2>&1; echo "bench large rc $?"
+grep -vE "^ *BLAS and|^intensity|^x_gpu" "$w/sparse_bench_large.txt" | tail -n 18
