@@ -74,10 +74,11 @@ void panel_qr_ah_mode(int mode);
 /// and A/B measurements).
 void larfb_trmm_mode(int mode);
 /// How larft and larft_known_diagonal merge T's diagonal 32-blocks into the whole T: two
-/// strided-batched GEMMs per doubling level (default), two cuBLAS TRMMs per merge, or one
-/// merge kernel per level (TRMMs above 256 columns). GPUQR_LARFT_MERGE=gemm|trmm|kernel.
+/// strided-batched GEMMs per doubling level (default for V of 2048 rows and more), two cuBLAS
+/// TRMMs per merge (default below), or one merge kernel per level (TRMMs above 256 columns).
+/// GPUQR_LARFT_MERGE=gemm|trmm|kernel forces one.
 enum class LarftMerge { gemm = 0, trmm = 1, kernel = 2 };
-/// -1 = default (GPUQR_LARFT_MERGE, else gemm), else a LarftMerge's value (tests).
+/// -1 = default (GPUQR_LARFT_MERGE, else by V's height), else a LarftMerge's value (tests).
 void larft_merge_mode(int mode);
 /// The AH panel alone (tests): enqueues it, waits, and says whether it factored the panel
 /// (outputs as panel_qr's) or left everything unchanged for the Householder kernel.

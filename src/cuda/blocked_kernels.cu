@@ -353,17 +353,25 @@ std::atomic<int> merge_override{-1};  // larft_merge_mode(): -1 default, else a 
 /// per merge (14 for k = 256: ncu, H100, session 5) and the merge kernel is latency-bound
 /// (4 blocks per level at k = 256; it measured slower than the TRMMs). GPUQR_LARFT_MERGE
 /// selects another (A/B measurements).
-LarftMerge merge_method() {
+/// Unset, by V's height: the batched GEMMs from kGemmMergeRows rows, the TRMMs below (same
+/// run, H100, session 7, `docs/perf/h100_s7/run6_tester_*.txt`: with the GEMMs everywhere
+/// geqrf 4096 took 13.7 ms instead of 14.8 (FP64) but 1024 took 3.5 instead of 3.0, FP32
+/// 4.4 instead of 3.1: the panels of small matrices are short and the batched calls cost more
+/// than the TRMMs there).
+constexpr std::int64_t kGemmMergeRows = 2048;
+LarftMerge merge_method(std::int64_t rows) {
   const int mode = merge_override.load();
   if (mode >= 0) return static_cast<LarftMerge>(mode);
-  static const LarftMerge env = [] {
+  static const int env = [] {
     const char* text = std::getenv("GPUQR_LARFT_MERGE");
     const std::string name = text == nullptr ? "" : text;
-    if (name == "trmm") return LarftMerge::trmm;
-    if (name == "kernel") return LarftMerge::kernel;
-    return LarftMerge::gemm;
+    if (name == "trmm") return static_cast<int>(LarftMerge::trmm);
+    if (name == "kernel") return static_cast<int>(LarftMerge::kernel);
+    if (name == "gemm") return static_cast<int>(LarftMerge::gemm);
+    return -1;
   }();
-  return env;
+  if (env >= 0) return static_cast<LarftMerge>(env);
+  return rows >= kGemmMergeRows ? LarftMerge::gemm : LarftMerge::trmm;
 }
 /// Whether larfb multiplies by T with cuBLAS TRMM (GPUQR_LARFB_TRMM=1) instead of a GEMM.
 bool use_trmm_larfb() {
@@ -408,14 +416,15 @@ void merge_level_gemm(detail::ContextImpl& ctx, MatrixView<T> t, MatrixView<T> g
 
 /// T's off-diagonal blocks from G (upper, with T's diagonal kTile blocks in place), by
 /// doubling: T12 = -T11 G12 T22 for blocks of kTile, 2 kTile, ... columns, by the method of
-/// merge_method(): two batched GEMMs per level; or one merge kernel per level (T11 up to
+/// merge_method(rows): two batched GEMMs per level; or one merge kernel per level (T11 up to
 /// kMergeRows wide, writing T's zeros below the diagonal blocks too) with cuBLAS TRMMs for
 /// wider levels; or two TRMMs in place per merge. G's lower triangle is overwritten.
 template <class T>
-void merge_tiles(detail::ContextImpl& ctx, MatrixView<T> t, MatrixView<T> gram) {
+void merge_tiles(detail::ContextImpl& ctx, MatrixView<T> t, MatrixView<T> gram,
+                 std::int64_t rows) {
   const std::int64_t k = t.cols();
   if (k <= kTile) return;
-  const LarftMerge method = merge_method();
+  const LarftMerge method = merge_method(rows);
   // Every path but the merge kernel needs T21 = 0 written (the GEMMs and TRMMs read T11 and
   // T22 whole), the TRMMs also T12 = G12 to work in place on: the copy kernel does both.
   if (method != LarftMerge::kernel || k > 2 * kMergeRows) {
@@ -467,7 +476,7 @@ void larft(detail::ContextImpl& ctx, MatrixView<const T> v, VectorView<const T> 
   larft_tiles_kernel<T><<<tiles, kTileThreads, 0, ctx.stream>>>(gram.data(), gram.ld(), tau.data(),
                                                          t.data(), t.ld(), static_cast<int>(k));
   GPUQR_CUDA_CHECK_LAUNCH(ctx.stream);
-  merge_tiles<T>(ctx, t, gram);
+  merge_tiles<T>(ctx, t, gram, v.rows());
 }
 
 template <class T>
@@ -479,7 +488,7 @@ void larft_known_diagonal(detail::ContextImpl& ctx, MatrixView<const T> v,
   if (k <= kTile) return;  // T is its one diagonal block, already there
   DeviceGuard guard(ctx.device);
   syrk_upper_t(blas(ctx), k, v.rows(), v.data(), v.ld(), gram.data(), gram.ld());
-  merge_tiles<T>(ctx, t, gram);
+  merge_tiles<T>(ctx, t, gram, v.rows());
 }
 
 void larfb_trmm_mode(int mode) { trmm_override.store(mode); }
