@@ -201,7 +201,10 @@ struct SparseQR<T>::Device {
   std::vector<Context> lanes;
   std::vector<Context> copiers;  ///< kept mode: the contexts copy_kept copies on
   std::vector<detail::HostBuffer> bounce;  ///< kept mode: a page-locked chunk per copier
+  std::future<void> bounce_ready;          ///< their allocation, on another thread
+  bool bounce_on = false;
   static constexpr I kBounceElems = I(1) << 22;
+  static constexpr std::size_t kCopiers = 4;
 
   /// Times `body` (enqueueing work) into acc; in profile mode with the device's time.
   template <class F>
@@ -303,6 +306,13 @@ struct SparseQR<T>::Device {
     timed(stats.copy_seconds, [&] { upload(arena_elems); });
     packing = !self.keep_householder_;
     if (packing) timed(stats.copy_seconds, [&] { setup_packing(sched); });
+    if (!packing && ctx.is_cuda()) {
+      const Context on = ctx;
+      bounce_ready = std::async(std::launch::async, [this, on] {
+        for (std::size_t t = 0; t < kCopiers; ++t)
+          bounce.emplace_back(on, static_cast<std::size_t>(kBounceElems) * sizeof(T));
+      });
+    }
     stats.stages = static_cast<I>(plan.stages.size());
     stats.launches = sched.launches();
     stats.tasks = static_cast<I>(sched.tasks.size());
@@ -348,6 +358,7 @@ struct SparseQR<T>::Device {
     for (detail::HostBuffer& slot : small_slots) slot = detail::HostBuffer();
     lanes.clear();
     copiers.clear();
+    if (bounce_ready.valid()) bounce_ready.wait();
     bounce.clear();
     s_row = detail::ArenaArray<I>();
     s_col = detail::ArenaArray<I>();
@@ -710,14 +721,19 @@ struct SparseQR<T>::Device {
   /// next launch's kernels, and the threads share the page faults of the fresh host memory.
   void copy_kept(const std::vector<I>& fs) {
     if (fs.empty()) return;
-    constexpr std::size_t kCopiers = 4;
     const std::size_t nc = ctx.is_cuda() ? std::min(kCopiers, fs.size()) : 0;
     while (copiers.size() < nc) {
       copiers.push_back(Context::cuda(dev));
       copiers.back().set_check_finite(false);
     }
-    while (bounce.size() < nc)
-      bounce.emplace_back(ctx, static_cast<std::size_t>(kBounceElems) * sizeof(T));
+    // The bounce buffers are allocated on another thread from the start (page-locked memory
+    // is slow to allocate: 128 MB took longer than a small problem's whole factorization);
+    // until they are there, fronts are copied into pageable memory directly.
+    if (!bounce_on && bounce_ready.valid() &&
+        bounce_ready.wait_for(std::chrono::seconds(0)) == std::future_status::ready) {
+      bounce_ready.get();
+      bounce_on = bounce.size() >= nc;
+    }
     // Through a page-locked bounce buffer per thread, a chunk at a time: a copy into pageable
     // memory runs at the driver's staging rate (13 GB of fronts took 6.5 s on 4 threads),
     // into page-locked memory at the bus's, and the threads' memcpy out of it in parallel.
@@ -736,9 +752,13 @@ struct SparseQR<T>::Device {
       const I r = rows(f), w = width(f), nt = tau_elems(f);
       out.qr = Matrix<T>(r, w);
       out.tau.resize(static_cast<std::size_t>(nt));
-      if (on != nullptr) {  // out.qr's ld is the front's (max(1, r)): one contiguous range
+      if (on != nullptr && bounce_on) {  // out.qr's ld is the front's: one contiguous range
         through(*on, t, out.qr.data(), front_ptr(f), r * w);
         through(*on, t, out.tau.data(), arena.data() + tau_at[f], nt);
+      } else if (on != nullptr) {
+        GPUQR_DISPATCH(*on, sparse_copy_to_host<T>, out.qr.data(), front_ptr(f), r * w);
+        GPUQR_DISPATCH(*on, sparse_copy_to_host<T>, out.tau.data(), arena.data() + tau_at[f], nt);
+        on->synchronize();  // the host reads both next
       } else {
         detail::copy_2d(out.qr.data(), out.qr.ld(), MemorySpace::host, front_ptr(f),
                         std::max<I>(1, r), space, r, w, sizeof(T));
