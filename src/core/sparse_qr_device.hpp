@@ -205,6 +205,7 @@ struct SparseQR<T>::Device {
   bool bounce_on = false;
   static constexpr I kBounceElems = I(1) << 22;
   static constexpr std::size_t kCopiers = 4;
+  static constexpr double kBounceFromBytes = 1e9;  ///< all fronts' bytes (kept mode)
 
   /// Times `body` (enqueueing work) into acc; in profile mode with the device's time.
   template <class F>
@@ -306,7 +307,12 @@ struct SparseQR<T>::Device {
     timed(stats.copy_seconds, [&] { upload(arena_elems); });
     packing = !self.keep_householder_;
     if (packing) timed(stats.copy_seconds, [&] { setup_packing(sched); });
-    if (!packing && ctx.is_cuda()) {
+    // Bounce buffers pay where the fronts are large: their allocation (on another thread, but
+    // it holds the driver's lock) cost small problems 60-90 ms, more than their whole copy.
+    double front_bytes = 0;
+    for (I f = 0; f < static_cast<I>(an().fronts.size()); ++f)
+      front_bytes += static_cast<double>(front_elems(f)) * static_cast<double>(sizeof(T));
+    if (!packing && ctx.is_cuda() && front_bytes >= kBounceFromBytes) {
       const Context on = ctx;
       bounce_ready = std::async(std::launch::async, [this, on] {
         for (std::size_t t = 0; t < kCopiers; ++t)
