@@ -21,6 +21,7 @@
 #include "gpuqr/error.hpp"
 #include "gpuqr/sparse_qr.hpp"
 #include "src/core/sparse_assembly.hpp"
+#include "src/core/sparse_device_kernels.hpp"
 #include "src/core/sparse_qr_detail.hpp"
 #include "src/core/sparse_qr_fronts.hpp"
 #include "src/core/sparse_schedule.hpp"
