@@ -10,10 +10,11 @@
 //    blocked QR (geqrf/ormqr) on their staircase blocks, as the CPU twin's blocked path does,
 //  * with rank detection, a count of the factored pivots whose |R(j,j)| <= tol.
 //
-// On CUDA the arena, the maps, A's values and B live on the device; the host only plans, and
-// after each launch copies the finished fronts' R rows (and their reflectors, when kept) out
-// and turns them into R's rows with the CPU twin's own code (SparseQR<T>::Twin), while the
-// next launch runs. Contribution blocks stay in their front's buffer until packed; those whose
+// On CUDA the arena, the maps, A's values and B live on the device; the host only plans. In
+// Q-less mode each launch's finished fronts' R rows are packed on the device and copied into
+// page-locked host slots; with kept reflectors the whole fronts are copied out while the next
+// launch runs. Either way the host turns them into R's rows with the CPU twin's own code
+// (SparseQR<T>::Twin) while the device works on the next launch. Contribution blocks stay in their front's buffer until packed; those whose
 // parent is in a later stage go to the host at the stage's end and come back into the next
 // arena. On the CPU the same driver runs on host memory with the CPU twins of the leaves (the
 // tests force it), so CI covers its bookkeeping.
@@ -485,21 +486,14 @@ struct SparseQR<T>::Device {
   std::vector<I> run_launch(const detail::SparseSchedule& sched, I l) {
     std::vector<detail::SAssemblyDesc> s_tasks;
     std::vector<detail::PackDesc> p_tasks;
-    std::vector<I> finished;
     for (I t = sched.launch_ptr[l]; t < sched.launch_ptr[l + 1]; ++t) {
       const detail::SparseTask& task = sched.tasks[t];
-      switch (task.kind) {
-        case detail::SparseTaskKind::s_assembly: s_tasks.push_back(s_desc(task.front)); break;
-        case detail::SparseTaskKind::pack_assembly:
-          p_tasks.push_back(pack_desc(task.front, task.child));
-          break;
-        case detail::SparseTaskKind::factorize_front: finished.push_back(task.front); break;
-        case detail::SparseTaskKind::factorize_panel:
-          // The front's QR runs whole when its last panel is due, as the CPU twin's.
-          if (task.panel + 1 == task.panels) finished.push_back(task.front);
-          break;
-      }
+      if (task.kind == detail::SparseTaskKind::s_assembly) s_tasks.push_back(s_desc(task.front));
+      if (task.kind == detail::SparseTaskKind::pack_assembly)
+        p_tasks.push_back(pack_desc(task.front, task.child));
     }
+    // A front's QR runs whole when its last panel is due, as the CPU twin's.
+    std::vector<I> finished = detail::fronts_finished_by(sched, l);
     enqueued(self.stats_.assembly_seconds, [&] {
       if (!s_tasks.empty())
         GPUQR_DISPATCH(ctx, sparse_s_assembly<T>, arena.data(), a_values.data(), s_row.data(),
@@ -693,8 +687,9 @@ struct SparseQR<T>::Device {
     return stair;
   }
 
-  /// Copies the finished fronts' results to the host (the launch is complete): the R rows and
-  /// carried columns, or the whole front and tau when the reflectors are kept.
+  /// Q-less: the finished fronts' bookkeeping for the host and their carried columns (the
+  /// launch is complete); R's rows come through the host slots (pack_rows), the whole fronts
+  /// of kept mode through copy_kept.
   void copy_out(const std::vector<I>& fs) {
     for (const I f : fs) {
       set_front_meta(f);
