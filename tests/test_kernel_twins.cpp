@@ -218,10 +218,18 @@ TEST_P(KernelTwins, PanelQrAhMatchesGeqr2OrDeclines) {
   // graded panels it factors them, entry by entry as LAPACK; on rank-deficient ones its
   // norm-update test declines and nothing is written (the Householder kernel then runs); on
   // columns whose squares leave the safe range likewise.
+  // Both ways of running Algorithm 2 (the whole thread block, the default; one warp with the
+  // columns in registers) must give the same decisions and LAPACK's factors.
   struct Reset {
-    ~Reset() { kernels::cuda::panel_qr_ah_mode(-1); }
+    ~Reset() {
+      kernels::cuda::panel_qr_ah_mode(-1);
+      kernels::cuda::panel_qr_ah_warp_mode(-1);
+    }
   } reset;
   kernels::cuda::panel_qr_ah_mode(1);
+  for (const int warp : {1, 0}) {
+  SCOPED_TRACE(warp == 1 ? "Algorithm 2 by one warp" : "Algorithm 2 by the thread block");
+  kernels::cuda::panel_qr_ah_warp_mode(warp);
   GPUQR_FOR_PRECISION(([&]<class T>() {
     std::uint64_t seed = 970;
     for (auto [h, b] : {std::pair<int, int>{64, 32}, {65, 20}, {100, 2}, {256, 32}, {1000, 32},
@@ -270,6 +278,7 @@ TEST_P(KernelTwins, PanelQrAhMatchesGeqr2OrDeclines) {
     }
     EXPECT_GT(factored, 0) << "no ill-conditioned panel was factored: the check above never ran";
   }));
+  }
 }
 
 TEST_P(KernelTwins, PanelQrScalesExtremeColumns) {

@@ -69,6 +69,14 @@ void panel_qr_single_block(int mode);
 /// first: -1 = default (panels of at least panel_qr_ah_min_rows rows unless
 /// GPUQR_PANEL_AH=0), 0 = never, 1 = every panel with h >= 2b.
 void panel_qr_ah_mode(int mode);
+/// Which threads run the AH panel's Algorithm 2 (tests and measurements): -1 = default (the
+/// whole thread block unless GPUQR_AH_WARP=1), 0 = the block (factor_block), 1 = one warp
+/// with the columns in registers (factor_block_warp).
+void panel_qr_ah_warp_mode(int mode);
+/// Measurements: while on, the AH panel's top kernel records clock64() at its 7 phase
+/// boundaries; panel_qr_ah_trace_clocks copies the last launch's 8 slots (synchronous).
+void panel_qr_ah_trace(bool on);
+void panel_qr_ah_trace_clocks(long long* out);
 /// Whether larfb's product with T uses cuBLAS TRMM (the earlier path) instead of a GEMM with
 /// the full T: -1 = default (GEMM unless GPUQR_LARFB_TRMM=1), 0 = never, 1 = always (tests
 /// and A/B measurements).

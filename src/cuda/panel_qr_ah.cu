@@ -41,6 +41,13 @@ constexpr int kTopThreads = 256;  // the b x b work: 8 warps of 4 rows (4 warps 
 constexpr int kScaleThreads = 64;  // V_B = P_B D: small blocks spread short panels over SMs
 constexpr std::int64_t kMinRowsDouble = 192, kMinRowsFloat = 288;  // measured crossovers (H100)
 
+// Measurements only (panel_qr_ah_trace): when g_ah_trace is set, thread 0 of the top kernel
+// records clock64() at its phase boundaries (start, B and top block read, G, Algorithm 2,
+// V^T V, T, end) into g_ah_clocks.
+constexpr int kAhTracePoints = 8;
+__device__ int g_ah_trace = 0;
+__device__ long long g_ah_clocks[kAhTracePoints];
+
 /// Partial p of B = P_B^T P_B over rows [b + p chunk, b + (p + 1) chunk) of the panel, all
 /// kB x kB entries (zeros past b). Thread t owns entries t + 256 q (row t % 32, column
 /// t / 32 + 8 q) and accumulates over 32-row tiles staged in shared memory.
@@ -94,22 +101,54 @@ template <class T, int kTop>
 __global__ void __launch_bounds__(kTop)
     ah_top_kernel(T* a, std::int64_t lda, int b, const T* parts, int nparts, T* tau_out, T* v,
                   std::int64_t ldv, T* t_out, std::int64_t ldt, T* d_out, int* status,
-                  double threshold) {
+                  double threshold, bool warp_factor) {
   __shared__ T x[kB][kB + 1], g[kB][kB + 1], d[kB][kB + 1], bg[kB][kB + 1], wb[kB][kB + 1];
   __shared__ T s_tau[kB];
   __shared__ int s_ok;
   const int tid = threadIdx.x;
-  // B in a fixed order (the same result on every run), the top block, D = I.
-  for (int idx = tid; idx < kB * kB; idx += kTop) {
-    const int i = idx % kB, j = idx / kB;
-    T s = 0;
-    for (int p = 0; p < nparts; ++p) s += parts[static_cast<std::int64_t>(p) * kB * kB + idx];
-    bg[j][i] = s;
-    x[j][i] = (i < b && j < b) ? a[i + j * lda] : T(0);
-    d[j][i] = i == j ? T(1) : T(0);
+  const bool trace = g_ah_trace != 0;
+  auto mark = [&](int p) {
+    if (trace && tid == 0) g_ah_clocks[p] = clock64();
+  };
+  mark(0);
+  // B in a fixed order (the same result on every run: each entry summed over the partials in
+  // order), the top block, D = I. Thread t owns entries t + kTop q; the loads of 4 partials
+  // for all of them are in flight together (the partials were just written: L2 latency).
+  constexpr int kQ = kB * kB / kTop;
+  static_assert(kQ * kTop == kB * kB, "kTop divides 32 x 32");
+  {
+    T acc[kQ];
+#pragma unroll
+    for (int q = 0; q < kQ; ++q) acc[q] = T(0);
+    int p = 0;
+    for (; p + 4 <= nparts; p += 4) {
+      T v[4][kQ];
+#pragma unroll
+      for (int u = 0; u < 4; ++u)
+#pragma unroll
+        for (int q = 0; q < kQ; ++q)
+          v[u][q] = parts[static_cast<std::int64_t>(p + u) * kB * kB + tid + kTop * q];
+#pragma unroll
+      for (int u = 0; u < 4; ++u)
+#pragma unroll
+        for (int q = 0; q < kQ; ++q) acc[q] += v[u][q];
+    }
+    for (; p < nparts; ++p) {
+#pragma unroll
+      for (int q = 0; q < kQ; ++q)
+        acc[q] += parts[static_cast<std::int64_t>(p) * kB * kB + tid + kTop * q];
+    }
+#pragma unroll
+    for (int q = 0; q < kQ; ++q) {
+      const int idx = tid + kTop * q, i = idx % kB, j = idx / kB;
+      bg[j][i] = acc[q];
+      x[j][i] = (i < b && j < b) ? a[i + j * lda] : T(0);
+      d[j][i] = i == j ? T(1) : T(0);
+    }
   }
   if (tid == 0) s_ok = 1;
   __syncthreads();
+  mark(1);
   // G = P_T^T P_T + B.
   for (int idx = tid; idx < b * b; idx += kTop) {
     const int i = idx % b, j = idx / b;
@@ -121,12 +160,19 @@ __global__ void __launch_bounds__(kTop)
     if (i == j && !(s >= SafeRange<T>::small && s <= SafeRange<T>::big)) s_ok = 0;
   }
   __syncthreads();
+  mark(2);
   if (s_ok == 0) {
     if (tid == 0) *status = 0;
     return;  // uniform
   }
-  const int kb = ah::factor_block<T, kB, kTop>(x, g, d, s_tau, b, threshold, detail::kAhMaxAmplification);
-  if (kb < b) {
+  // Algorithm 2 by the whole block (default), or by warp 0 with the columns in registers.
+  const bool factored =
+      warp_factor
+          ? ah::factor_block_warp<T, kB>(x, g, d, s_tau, b, threshold, detail::kAhMaxAmplification)
+          : ah::factor_block<T, kB, kTop>(x, g, d, s_tau, b, threshold,
+                                          detail::kAhMaxAmplification) == b;
+  mark(3);
+  if (!factored) {
     if (tid == 0) *status = 0;
     return;  // uniform: nothing of the panel was written
   }
@@ -150,6 +196,7 @@ __global__ void __launch_bounds__(kTop)
     bg[j][i] = s;
   }
   __syncthreads();
+  mark(4);
   // T = (diag(1 / tau) + strictly_upper(M))^{-1} (larft's T), into g (T(r, c) at g[c][r]),
   // by doubling: with T's diagonal blocks of size s known, each off-diagonal block of the
   // 2s blocks is T12 = -T11 (M12 T22), all blocks of a level at once (W = M12 T22 in wb):
@@ -159,24 +206,34 @@ __global__ void __launch_bounds__(kTop)
     g[j][i] = i == j ? s_tau[i] : T(0);
   }
   __syncthreads();
-  for (int sz = 1; sz < b; sz *= 2) {
-    for (int idx = tid; idx < b * b; idx += kTop) {
-      const int i = idx % b, j = idx / b, p = i / (2 * sz) * (2 * sz);
-      if (j / (2 * sz) * (2 * sz) != p || i - p >= sz || j - p < sz) continue;
+  // Entry e of a level (sz = 2^lg) maps to block e / sz^2 (rows p .. p + sz - 1, columns
+  // p + sz .. p + 2 sz - 1, p = 2 sz block) and, within it, row e % sz, column (e % sz^2) / sz:
+  // at most b sz / 2 <= 256 entries, about one per thread.
+  for (int lg = 0; (1 << lg) < b; ++lg) {
+    const int sz = 1 << lg;
+    const int total = ((b + 2 * sz - 1) >> (lg + 1)) << (2 * lg);
+    for (int e = tid; e < total; e += kTop) {
+      const int p = (e >> (2 * lg)) << (lg + 1), i = p + (e & (sz - 1));
+      const int j = p + sz + ((e >> lg) & (sz - 1));
+      if (j >= b) continue;
       T s = 0;
+#pragma unroll 4
       for (int l = p + sz; l <= j; ++l) s += bg[l][i] * g[j][l];  // M(i, l) T(l, j)
       wb[j][i] = s;
     }
     __syncthreads();
-    for (int idx = tid; idx < b * b; idx += kTop) {
-      const int i = idx % b, j = idx / b, p = i / (2 * sz) * (2 * sz);
-      if (j / (2 * sz) * (2 * sz) != p || i - p >= sz || j - p < sz) continue;
+    for (int e = tid; e < total; e += kTop) {
+      const int p = (e >> (2 * lg)) << (lg + 1), i = p + (e & (sz - 1));
+      const int j = p + sz + ((e >> lg) & (sz - 1));
+      if (j >= b) continue;
       T s = 0;
+#pragma unroll 4
       for (int l = i; l < p + sz; ++l) s += g[l][i] * wb[j][l];  // T(i, l) W(l, j)
       g[j][i] = -s;
     }
     __syncthreads();
   }
+  mark(5);
   // R and V_T in place, the explicit V's top rows, tau, T, D for the scaling kernel.
   for (int idx = tid; idx < b * b; idx += kTop) {
     const int i = idx % b, j = idx / b;
@@ -187,6 +244,7 @@ __global__ void __launch_bounds__(kTop)
   }
   if (tid < b) tau_out[tid] = s_tau[tid];
   if (tid == 0) *status = 1;
+  mark(6);
 }
 
 /// V_B = P_B D for rows b..h (status 1 only), one row per thread: row i's b entries in
@@ -226,10 +284,22 @@ __global__ void __launch_bounds__(kScaleThreads) ah_scale_kernel(T* a, std::int6
 }
 
 std::atomic<int> mode_override{-1};  // panel_qr_ah_mode(): -1 default, 0 off, 1 on
+std::atomic<int> warp_override{-1};  // panel_qr_ah_warp_mode(): -1 default, 0 block, 1 warp
 
 }  // namespace
 
+void panel_qr_ah_trace(bool on) {
+  const int v = on ? 1 : 0;
+  GPUQR_CUDA_CHECK(cudaMemcpyToSymbol(g_ah_trace, &v, sizeof v));
+}
+
+void panel_qr_ah_trace_clocks(long long* out) {
+  GPUQR_CUDA_CHECK(cudaMemcpyFromSymbol(out, g_ah_clocks, sizeof(long long) * kAhTracePoints));
+}
+
 void panel_qr_ah_mode(int mode) { mode_override.store(mode); }
+
+void panel_qr_ah_warp_mode(int mode) { warp_override.store(mode); }
 
 std::int64_t panel_qr_ah_min_rows(int elem_bytes) {
   const int mode = mode_override.load();
@@ -278,14 +348,23 @@ int* panel_qr_ah(detail::ContextImpl& ctx, MatrixView<T> panel, VectorView<T> ta
     const int v = text != nullptr ? std::atoi(text) : 0;
     return v == 128 || v == 256 ? v : kTopThreads;
   }();
+  // Algorithm 2 by the thread block, or by one warp with the columns in registers
+  // (GPUQR_AH_WARP=1). Measured on an H100 (session 8, clock64 per phase): the warp takes
+  // 53.7k cycles for 32 FP64 columns against the block's 50.3k, 41.5k against 44.5k in FP32.
+  static const bool env_warp = [] {
+    const char* text = std::getenv("GPUQR_AH_WARP");
+    return text != nullptr && std::atoi(text) != 0;
+  }();
+  const int warp_mode = warp_override.load();
+  const bool warp_factor = warp_mode < 0 ? env_warp : warp_mode != 0;
   if (top_threads == 128) {
     ah_top_kernel<T, 128><<<1, 128, 0, ctx.stream>>>(
         panel.data(), panel.ld(), b, parts, nparts, tau.data(), v.data(), v.ld(),
-        t.empty() ? nullptr : t.data(), t.ld(), dm, status, threshold);
+        t.empty() ? nullptr : t.data(), t.ld(), dm, status, threshold, warp_factor);
   } else {
     ah_top_kernel<T, 256><<<1, 256, 0, ctx.stream>>>(
         panel.data(), panel.ld(), b, parts, nparts, tau.data(), v.data(), v.ld(),
-        t.empty() ? nullptr : t.data(), t.ld(), dm, status, threshold);
+        t.empty() ? nullptr : t.data(), t.ld(), dm, status, threshold, warp_factor);
   }
   GPUQR_CUDA_CHECK_LAUNCH(ctx.stream);
   const auto blocks = static_cast<unsigned>((below + kScaleThreads - 1) / kScaleThreads);

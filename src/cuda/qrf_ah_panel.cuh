@@ -117,4 +117,107 @@ __device__ int factor_block(T (*x)[kB + 1], T (*g)[kB + 1], T (*d)[kB + 1], T* t
   return b;
 }
 
+
+/// Algorithm 2 for the blocked QR's AH panel, all or nothing: the same arithmetic as
+/// factor_block on the same shared matrices, by warp 0 alone with lane j holding column j of
+/// X / D (`xd`: rows above the current column are D's, rows below X's) and of G in registers,
+/// so that the per-column chain has no block barrier. Column k's entries reach the other lanes
+/// through a shared row written by lane k, R's row k through one entry per lane. The
+/// norm-update and amplification tests are recorded rather than acted on at once: the caller
+/// writes nothing when any fails, so where the panel would have ended does not matter.
+/// Called by every thread of the block; returns (the same in every thread, after a barrier)
+/// whether all b columns were factored. On true, x, d and tau hold what factor_block leaves.
+template <class T, int kB>
+__device__ bool factor_block_warp(T (*x)[kB + 1], T (*g)[kB + 1], T (*d)[kB + 1], T* tau, int b,
+                                  double threshold, double max_amplification) {
+  static_assert(kB == 32, "32 columns");
+  __shared__ __align__(16) T s_c[kB];   // column k of X / D, from lane k
+  __shared__ T s_rk[kB];                // R's row k, one entry per lane
+  __shared__ T s_cnorm[kB];             // ||P(:, i)|| at the start
+  __shared__ int s_good;
+  if (threadIdx.x < 32) {
+    const int j = static_cast<int>(threadIdx.x);
+    T xd[kB], gc[kB];
+#pragma unroll
+    for (int i = 0; i < kB; ++i) {
+      xd[i] = x[j][i];
+      gc[i] = (i < b && j < b) ? g[j][i] : T(0);
+    }
+    const T norm0 = j < b ? g[j][j] : T(0);
+    T gjj = norm0;
+    s_cnorm[j] = norm0 > T(0) ? sqrt(norm0) : T(0);
+    __syncwarp();
+    bool bad = false;
+    T my_t = 0;
+#pragma unroll
+    for (int k = 0; k < kB; ++k) {
+      if (k >= b) break;  // uniform
+      const T gkk = __shfl_sync(0xffffffffu, gc[k], k);
+      const T xkk = __shfl_sync(0xffffffffu, xd[k], k);
+      const bool zero = !(gkk > T(0));
+      const T rnu = zero ? T(0) : rsqrt(gkk);
+      const T nu = gkk * rnu;
+      const T sg = xkk >= T(0) ? T(1) : T(-1);
+      const T sigma = zero ? T(1) : xkk + sg * nu;
+      const T t = zero ? T(0) : T(1) + fabs(xkk) * rnu;
+      const T alpha = zero ? xkk : -sg * nu;
+      const T rs = zero ? T(0) : recip(sigma);
+      const bool later = j > k && j < b;
+      const T xjk = xd[k];
+      const T tw = later ? t * (xjk + (gc[k] - xkk * xjk) * rs) : T(0);
+      const T rkj = xjk - tw;  // R(k, j)
+      if (j == k) {
+#pragma unroll
+        for (int i = 0; i < kB; ++i) s_c[i] = xd[i];
+      }
+      if (later) s_rk[j] = rkj;
+      __syncwarp();
+      if (later) {
+        x[j][k] = rkj;
+        // Rows i < k are D's, row k turns from X to D (D(k, j) = 0 before), rows i > k X's.
+#pragma unroll
+        for (int i = 0; i < kB; ++i) {
+          if (i == k) continue;
+          xd[i] -= tw * (s_c[i] * rs);
+        }
+        xd[k] = -(tw * rs);
+#pragma unroll
+        for (int i = k + 1; i < kB; ++i) {
+          if (i < b) gc[i] -= s_rk[i] * rkj;
+        }
+        gjj -= rkj * rkj;
+        if (k + 1 < b && norm0 > T(0) &&
+            static_cast<double>(gjj) <= threshold * static_cast<double>(norm0))
+          bad = true;
+      }
+      if (j == k) {
+#pragma unroll
+        for (int i = 0; i < kB; ++i) xd[i] = i == k ? rs : xd[i] * rs;
+        x[k][k] = alpha;
+        tau[k] = t;
+        my_t = t;
+      }
+      __syncwarp();  // s_c and s_rk are rewritten by the next column
+    }
+    if (j < b) {
+      // The amplification test of column j (> 0): sum over rows i <= j of |D(i, j)| ||P(:, i)||.
+      T kappa = 0;
+#pragma unroll
+      for (int i = 0; i < kB; ++i) kappa += i <= j ? fabs(xd[i]) * s_cnorm[i] : T(0);
+      const double kap = static_cast<double>(kappa);
+      if (j > 0 && kap * sqrt(0.5 * static_cast<double>(my_t)) > max_amplification) bad = true;
+      // Column j as factor_block leaves it: V_T below the diagonal in x, D on and above in d.
+#pragma unroll
+      for (int i = 0; i < kB; ++i) {
+        if (i > j) x[j][i] = xd[i];
+        else d[j][i] = xd[i];
+      }
+    }
+    const bool any_bad = __any_sync(0xffffffffu, bad);
+    if (j == 0) s_good = any_bad ? 0 : 1;
+  }
+  __syncthreads();
+  return s_good != 0;
+}
+
 }  // namespace gpuqr::kernels::cuda::ah

@@ -78,6 +78,11 @@ void fill(detail::ContextImpl&, MatrixView<T>, T) {
 
 void panel_qr_single_block(int) {}
 void panel_qr_ah_mode(int) {}
+void panel_qr_ah_warp_mode(int) {}
+void panel_qr_ah_trace(bool) {}
+void panel_qr_ah_trace_clocks(long long* out) {
+  for (int i = 0; i < 8; ++i) out[i] = 0;
+}
 void larfb_trmm_mode(int) {}
 void larft_merge_mode(int) {}
 template <class T>
