@@ -29,6 +29,7 @@ namespace {
 struct Options {
   std::vector<std::int64_t> ns = {16, 32, 64, 128, 256, 512};
   bool square = true, tall = true, fp64 = true, fp32 = true, baseline = true, variable = true;
+  bool listed = false;  // equal-size batches through geqrf_batched (pointer arrays)
   double gib = 1.0;
   int repeat = 5;
 };
@@ -46,7 +47,11 @@ void usage() {
       "usage: gpuqr_batched_bench [--n LIST] [--shape square|tall|both]\n"
       "                           [--precision double|single|both] [--gib G] [--repeat N]\n"
       "                           [--no-baseline] [--no-variable] [--only-variable]\n"
-      "  LIST: comma separated n (default 16,32,64,128,256,512); G: GiB per batch (1)\n");
+      "                           [--listed]\n"
+      "  LIST: comma separated n (default 16,32,64,128,256,512); G: GiB per batch (1)\n"
+      "  --listed: equal-size batches as pointer arrays (geqrf_batched), not strided\n"
+      "  Routing knobs (read once per process): GPUQR_BATCHED_ROUTE=old|blocked,\n"
+      "  GPUQR_BATCHED_NB=8|16|32\n");
 }
 
 bool parse(int argc, char** argv, Options& o) {
@@ -70,6 +75,7 @@ bool parse(int argc, char** argv, Options& o) {
     else if (arg == "--no-baseline") o.baseline = false;
     else if (arg == "--no-variable") o.variable = false;
     else if (arg == "--only-variable") o.ns.clear();
+    else if (arg == "--listed") o.listed = true;
     else if (arg == "--help" || arg == "-h") {
       usage();
       return false;
@@ -215,11 +221,13 @@ int run_precision(const Options& o, const Context& ctx, BatchedBaseline* base) {
       l.flops = geqrf_flops(double(m), double(n)) * count;
       l.bytes = 2.0 * per * count;
       double cublas_ms = 0;  // cublas<t>geqrfBatched at n = 512 (1 run: it is slow)
-      l.ours_ms = time_ms(o.repeat, [&] { b.restore(); },
-                          [&] {
-                            geqrf_strided_batched<T>(ctx, m, n, b.a, m, m * n, b.tau, n, count);
-                          },
-                          [&] { ctx.synchronize(); });
+      const auto a_ptrs = b.ptrs(), tau_ptrs = b.taus();
+      auto ours = [&] {
+        if (o.listed) geqrf_batched<T>(ctx, m, n, a_ptrs.data(), m, tau_ptrs.data(), count);
+        else geqrf_strided_batched<T>(ctx, m, n, b.a, m, m * n, b.tau, n, count);
+      };
+      if (o.listed) l.what += " ptr";
+      l.ours_ms = time_ms(o.repeat, [&] { b.restore(); }, ours, [&] { ctx.synchronize(); });
       if (base != nullptr) {
         const bool streams = n >= 256;
         l.base_name = streams ? "cusolverS" : "cublasB";
@@ -240,7 +248,7 @@ int run_precision(const Options& o, const Context& ctx, BatchedBaseline* base) {
       }
       // The check reads our factors: run ours last.
       b.restore();
-      geqrf_strided_batched<T>(ctx, m, n, b.a, m, m * n, b.tau, n, count);
+      ours();
       ctx.synchronize();
       finish(l, b);
       if (cublas_ms > 0) {

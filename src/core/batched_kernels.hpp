@@ -81,4 +81,14 @@ GPUQR_DECLARE_BATCHED_KERNELS
 
 namespace gpuqr::kernels::cuda {
 GPUQR_DECLARE_BATCHED_KERNELS
+
+/// Routing of the CUDA batched geqrf (src/cuda/batched_kernels.cu): `automatic` follows
+/// GPUQR_BATCHED_ROUTE, else the size rules; `old` never takes the blocked route; `blocked`
+/// takes it wherever a panel fits shared memory (the register kernel keeps n <= 32, m <= 64).
+enum class BatchedRoute { automatic, old, blocked };
+
+/// Test hook: overrides the routing (and the blocked route's panel width nb: 8, 16 or 32;
+/// 0: GPUQR_BATCHED_NB or 32) for later calls in this process. Not for concurrent use with
+/// running batched calls. A build without CUDA ignores it.
+void set_batched_route(BatchedRoute route, int nb = 0);
 }  // namespace gpuqr::kernels::cuda

@@ -4,7 +4,9 @@
 
 #include <cuda_runtime.h>
 
+#include <cstddef>
 #include <cstdint>
+#include <vector>
 
 #include "src/core/batched_kernels.hpp"
 
@@ -68,6 +70,30 @@ void launch_block_apply(const DeviceBatch<T>& v, const DeviceBatch<T>& c, bool t
 /// b's entry i: nrhs = n columns. One thread block per matrix.
 template <class T>
 void launch_upper_solve(const DeviceBatch<T>& a, const DeviceBatch<T>& b, cudaStream_t stream);
+
+/// The blocked route (batched_blocked.cu): panel width (8, 16 or 32) it uses for an m x n
+/// matrix under the current routing (test override, GPUQR_BATCHED_ROUTE, GPUQR_BATCHED_NB,
+/// the size rules; `budget_bytes` = smem_budget), 0 where the matrix keeps the other routes.
+template <class T>
+int blocked_nb(std::int64_t m, std::int64_t n, std::int64_t budget_bytes);
+
+/// Device scratch bytes of blocked_geqrf_strided for `count` matrices of `shape`, and of
+/// blocked_geqrf_listed for `mats` (each with blocked_nb > 0).
+template <class T>
+std::size_t blocked_bytes_strided(const Desc<T>& shape, std::int64_t count,
+                                  std::int64_t budget_bytes);
+template <class T>
+std::size_t blocked_bytes(const std::vector<Desc<T>>& mats, std::int64_t budget_bytes);
+
+/// geqrf of every matrix by the blocked route (panel kernel + two cuBLAS batched GEMMs per
+/// panel step, on the context's stream and cuBLAS handle); `work` (device, `bytes`) as sized
+/// above. Asynchronous: the listed form uploads its plan from pageable host memory.
+template <class T>
+void blocked_geqrf_strided(detail::ContextImpl& ctx, const DeviceBatch<T>& b, void* work,
+                           std::size_t bytes);
+template <class T>
+void blocked_geqrf_listed(detail::ContextImpl& ctx, const std::vector<Desc<T>>& mats,
+                          void* work, std::size_t bytes);
 
 /// dst_i := src_i for every pair: dst's entry i gives the m x n block copied (its m, n, ld),
 /// src's entry i where it is read (its ld; at least dst's m x n). One launch for the batch.

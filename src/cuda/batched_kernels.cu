@@ -2,6 +2,9 @@
 // kernel by its size and launches each route once for the whole batch.
 //
 //   small  (n <= 32, m <= 64)          batched_small.cu, a warp per matrix, registers
+//   blocked (n >= 64, or too large for  batched_blocked.cu: panel kernel + cuBLAS batched
+//           block, m x nb panel fits     GEMMs per panel step (geqrf only; orgqr/ormqr keep
+//           shared memory)               the routes below); GPUQR_BATCHED_ROUTE=old|blocked
 //   block  (m n + n fits shared memory) batched_block.cu, a thread block per matrix
 //   dense  (the rest)                   cuSOLVER's geqrf/orgqr/ormqr (our dense leaves) per
 //                                       matrix, spread round-robin over 8 streams of our own
@@ -171,9 +174,36 @@ void geqrf_dense(detail::ContextImpl& ctx, const MatrixBatch<T>& a,
   });
 }
 
+/// The matrices of `a` that take the blocked route (listed form).
+template <class T>
+std::vector<Desc<T>> blocked_of(const MatrixBatch<T>& a, std::int64_t smem) {
+  std::vector<Desc<T>> out;
+  for (std::int64_t i = 0; i < a.count; ++i) {
+    const BatchEntry<T> e = a.at(i);
+    if (batched::small_class(e.m, e.n) < 0 && batched::blocked_nb<T>(e.m, e.n, smem) > 0)
+      out.push_back(desc_of(e));
+  }
+  return out;
+}
+
+/// Scratch bytes of geqrf_impl's blocked route for batch a (`as_listed`: as gels_impl passes
+/// it, listed whatever its form).
+template <class T>
+std::size_t blocked_scratch(const detail::ContextImpl& ctx, const MatrixBatch<T>& a,
+                            bool as_listed) {
+  const std::int64_t smem = batched::smem_budget(ctx.device);
+  if (a.strided && !as_listed) {
+    const BatchEntry<T>& e = a.shape;
+    if (batched::small_class(e.m, e.n) >= 0) return 0;
+    return batched::blocked_bytes_strided(desc_of(e), a.count, smem);
+  }
+  return batched::blocked_bytes(blocked_of(a, smem), smem);
+}
+
 template <class T>
 void geqrf_impl(detail::ContextImpl& ctx, const MatrixBatch<T>& a, Scratch& scratch) {
   const std::int64_t budget = budget_elems<T>(ctx);
+  const std::int64_t smem = batched::smem_budget(ctx.device);
   if (a.strided) {
     const BatchEntry<T>& e = a.shape;
     DeviceBatch<T> b;
@@ -184,6 +214,9 @@ void geqrf_impl(detail::ContextImpl& ctx, const MatrixBatch<T>& a, Scratch& scra
     const int cls = batched::small_class(e.m, e.n);
     if (cls >= 0) {
       batched::launch_small_geqrf(b, cls, ctx.stream);
+    } else if (batched::blocked_nb<T>(e.m, e.n, smem) > 0) {
+      const std::size_t bytes = batched::blocked_bytes_strided(b.shape, a.count, smem);
+      batched::blocked_geqrf_strided(ctx, b, scratch.take<unsigned char>(bytes), bytes);
     } else if (e.m * e.n + e.n <= budget) {
       batched::launch_block_geqrf(b, e.m * e.n + e.n, ctx.device, ctx.stream);
     } else {
@@ -193,8 +226,9 @@ void geqrf_impl(detail::ContextImpl& ctx, const MatrixBatch<T>& a, Scratch& scra
     }
     return;
   }
-  // Buckets: the small classes, then the block route; the dense route stays on the host.
+  // Buckets: the small classes, then the block route; the blocked and dense routes apart.
   std::vector<std::vector<Desc<T>>> buckets(batched::kSmallClasses + 1);
+  std::vector<Desc<T>> blocked;
   std::vector<std::int64_t> dense;
   std::int64_t block_elems = 0;
   for (std::int64_t i = 0; i < a.count; ++i) {
@@ -203,6 +237,8 @@ void geqrf_impl(detail::ContextImpl& ctx, const MatrixBatch<T>& a, Scratch& scra
     const int cls = batched::small_class(e.m, e.n);
     if (cls >= 0) {
       buckets[static_cast<std::size_t>(cls)].push_back(desc_of(e));
+    } else if (batched::blocked_nb<T>(e.m, e.n, smem) > 0) {
+      blocked.push_back(desc_of(e));
     } else if (e.m * e.n + e.n <= budget) {
       buckets.back().push_back(desc_of(e));
       block_elems = std::max(block_elems, e.m * e.n + e.n);
@@ -224,6 +260,10 @@ void geqrf_impl(detail::ContextImpl& ctx, const MatrixBatch<T>& a, Scratch& scra
       batched::launch_block_geqrf(b, block_elems, ctx.device, ctx.stream);
     }
     first += count;
+  }
+  if (!blocked.empty()) {
+    const std::size_t bytes = batched::blocked_bytes(blocked, smem);
+    batched::blocked_geqrf_listed(ctx, blocked, scratch.take<unsigned char>(bytes), bytes);
   }
   geqrf_dense(ctx, a, dense);
 }
@@ -270,7 +310,8 @@ template <class T>
 void batched_geqrf(detail::ContextImpl& ctx, const MatrixBatch<T>& a) {
   if (a.count == 0) return;
   DeviceGuard guard(ctx.device);
-  Scratch scratch(ctx, a.strided ? 0 : desc_bytes<T>(a.count));
+  Scratch scratch(ctx,
+                  (a.strided ? 0 : desc_bytes<T>(a.count)) + blocked_scratch(ctx, a, false));
   geqrf_impl(ctx, a, scratch);
 }
 
@@ -298,10 +339,11 @@ namespace {
 
 /// Scratch bytes gels_impl takes for batch a.
 template <class T>
-std::size_t gels_bytes(const MatrixBatch<T>& a) {
+std::size_t gels_bytes(const detail::ContextImpl& ctx, const MatrixBatch<T>& a) {
   std::int64_t tau_total = 0;
   for (std::int64_t i = 0; i < a.count; ++i) tau_total += a.at(i).n;
-  return static_cast<std::size_t>(tau_total) * sizeof(T) + kAlign + 5 * desc_bytes<T>(a.count);
+  return static_cast<std::size_t>(tau_total) * sizeof(T) + kAlign + 5 * desc_bytes<T>(a.count) +
+         blocked_scratch(ctx, a, true);
 }
 
 /// geqrf, Q^T B, R X = (Q^T B)'s top (the LAPACK-form route).
@@ -444,7 +486,7 @@ template <class T>
 void batched_gels(detail::ContextImpl& ctx, const MatrixBatch<T>& a, const MatrixBatch<T>& b) {
   if (a.count == 0) return;
   DeviceGuard guard(ctx.device);
-  Scratch scratch(ctx, gels_bytes(a));
+  Scratch scratch(ctx, gels_bytes(ctx, a));
   gels_impl(ctx, a, b, scratch);
 }
 
@@ -474,7 +516,7 @@ void batched_lstsq(detail::ContextImpl& ctx, const MatrixBatch<T>& a, const Matr
     }
   }
   const auto ne = static_cast<std::int64_t>(engine.size());
-  Scratch scratch(ctx, gels_bytes(ra) + static_cast<std::size_t>(total) * sizeof(T) + kAlign +
+  Scratch scratch(ctx, gels_bytes(ctx, ra) + static_cast<std::size_t>(total) * sizeof(T) + kAlign +
                            2 * desc_bytes<T>(2 * ne) + 4 * desc_bytes<T>(ne));
   // The rest first: the device works on it while the host plans the engine's launches.
   gels_impl(ctx, ra, rb, scratch);

@@ -27,6 +27,8 @@ void batched_lstsq(detail::ContextImpl&, const MatrixBatch<T>&, const MatrixBatc
   not_compiled("cuda batched_lstsq");
 }
 
+void set_batched_route(BatchedRoute, int) {}  // no CUDA routes to steer
+
 GPUQR_INSTANTIATE_BATCHED_KERNELS(float)
 GPUQR_INSTANTIATE_BATCHED_KERNELS(double)
 
