@@ -39,16 +39,18 @@ struct Options {
   int repeat = 3;
   bool quick = false;
   bool cpu = false;
+  std::int64_t pmax = -1;  // --pmax: only cases with p <= pmax
   UpdateQ add_q = UpdateQ::none;
 };
 
 void usage() {
   std::puts(
       "gpuqr_update_bench [--only add|remove] [--precision 32|64] [--repeat N] [--quick]\n"
-      "                   [--add-q none|thin|full] [--cpu]\n"
+      "                   [--add-q none|thin|full] [--cpu] [--pmax P]\n"
       "  --quick   one case per family (a smoke run)\n"
       "  --add-q   the Q the add-rows object keeps (default none: R and d only)\n"
-      "  --cpu     also our CPU update on small cases (m = 2000, n = 500)");
+      "  --cpu     also our CPU update on small cases (m = 2000, n = 500)\n"
+      "  --pmax    only the cases with at most P rows added or removed");
 }
 
 std::vector<Case> paper_cases(const Options& o) {
@@ -64,6 +66,12 @@ std::vector<Case> paper_cases(const Options& o) {
       for (std::int64_t n = 6000; n <= 10000; n += 2000) cases.push_back({false, 12000, n, p});
     for (std::int64_t p : {20, 50, 100})
       for (std::int64_t m = 8000; m <= 16000; m += 4000) cases.push_back({false, m, 6000, p});
+  }
+  if (o.pmax >= 0) {
+    std::vector<Case> kept;
+    for (const Case& c : cases)
+      if (c.p <= o.pmax) kept.push_back(c);
+    cases = kept;
   }
   if (o.quick) {
     std::vector<Case> few;
@@ -214,6 +222,7 @@ int main(int argc, char** argv) {
     else if (arg == "--precision") o.precision = std::atoi(value().c_str());
     else if (arg == "--repeat") o.repeat = std::max(1, std::atoi(value().c_str()));
     else if (arg == "--quick") o.quick = true;
+    else if (arg == "--pmax") o.pmax = std::atoll(value().c_str());
     else if (arg == "--cpu") o.cpu = true;
     else if (arg == "--add-q") {
       const std::string q = value();
