@@ -91,15 +91,23 @@ TEST_P(QrUpdateCudaTwins, GatherMoveTransposeAreExact) {
 TEST_P(QrUpdateCudaTwins, AddRowsSmallMatches) {
   GPUQR_FOR_PRECISION(([&]<class T>() {
     Context cpu = Context::cpu();
-    for (auto [p, n, k] : {std::tuple<std::int64_t, std::int64_t, std::int64_t>{1, 40, 1},
-                           {16, 75, 2}, {12, 64, 0}, {5, 130, 37}}) {
-      SCOPED_TRACE("p " + std::to_string(p) + " n " + std::to_string(n) + " k " + std::to_string(k));
+    // U scaled so that its columns' squares underflow or overflow: the scaled larfg path
+    // (the others take the plain sum of squares and reciprocals).
+    const double tiny = sizeof(T) == 8 ? 1e-170 : 1e-20, huge = sizeof(T) == 8 ? 1e160 : 1e20;
+    for (auto [p, n, k, scale] :
+         {std::tuple<std::int64_t, std::int64_t, std::int64_t, double>{1, 40, 1, 1.0},
+          {16, 75, 2, 1.0}, {12, 64, 0, 1.0}, {5, 130, 37, 1.0}, {16, 70, 1, tiny},
+          {7, 45, 2, huge}}) {
+      SCOPED_TRACE("p " + std::to_string(p) + " n " + std::to_string(n) + " k " +
+                   std::to_string(k) + " scale " + std::to_string(scale));
       Matrix<T> r = random_matrix<T>(n, n, 30 + p);
       for (std::int64_t j = 0; j < n; ++j) {
         for (std::int64_t i = j + 1; i < n; ++i) r(i, j) = T(0);
         r(j, j) += T(j % 2 == 0 ? 4 : -4);  // well conditioned, both signs on the diagonal
       }
       Matrix<T> u = random_matrix<T>(p, n, 31), d = random_matrix<T>(n, k, 32);
+      for (std::int64_t j = 0; j < n; ++j)
+        for (std::int64_t i = 0; i < p; ++i) u(i, j) = static_cast<T>(double(u(i, j)) * scale);
       Matrix<T> e = random_matrix<T>(p, k, 33), tau(n, 1);
       Matrix<T> r_g = to_ctx<T>(ctx(), r.view()), u_g = to_ctx<T>(ctx(), u.view());
       Matrix<T> d_g = to_ctx<T>(ctx(), d.view()), e_g = to_ctx<T>(ctx(), e.view());

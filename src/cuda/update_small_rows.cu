@@ -14,8 +14,11 @@
 // and publishes them. Columns are owned by one warp each, so R and d are never shared; only
 // V and tau cross warps, read with __ldcg (L2) after the flag: never a stale L1 line.
 //
-// Scaling: each column's norm is the scaled two-pass sum (max |x|, then sum (x / max)^2), as
-// LAPACK's larfg avoids over- and underflow; p <= 16 makes that cheap.
+// Scaling: where the squares of a column neither over- nor underflow, its norm is the plain
+// sum of squares and tau and the scale come from reciprocals (the per-column chain is the
+// kernel's critical path: each tile waits for the previous tile's 32 columns); elsewhere the
+// scaled two-pass sum (max |x|, then sum (x / max)^2), as LAPACK's larfg avoids over- and
+// underflow.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -23,6 +26,7 @@
 
 #include "src/core/update_kernels.hpp"
 #include "src/cuda/check.hpp"
+#include "src/cuda/safe_range.cuh"
 
 namespace gpuqr::kernels::cuda {
 namespace {
@@ -31,6 +35,10 @@ using cuda_detail::DeviceGuard;
 
 constexpr int kTile = 32;
 constexpr int kMaxP = static_cast<int>(kSmallAddRows);
+
+/// 1 / x without the division's slow-path branch (correctly rounded).
+__device__ __forceinline__ double reciprocal(double x) { return __drcp_rn(x); }
+__device__ __forceinline__ float reciprocal(float x) { return __frcp_rn(x); }
 
 template <class T>
 struct SmallArgs {
@@ -146,17 +154,15 @@ __global__ void __launch_bounds__(kTile) add_rows_small_kernel(SmallArgs<T> a) {
     if (s + 1 < producers || t < factor_tiles) fetch_rows(a, i0 + kTile, c0, vals);
 #pragma unroll 1
     for (int i = 0; i < kTile; ++i) {
-      T w0 = srows[i][lane], w1 = 0;
-#pragma unroll
-      for (int r = 0; r < kMaxP; r += 2) {
-        if (r < p) w0 += sv[r][i] * u[r];
-        if (r + 1 < p) w1 += sv[r + 1][i] * u[r + 1];
-      }
-      const T w = stau[i] * (w0 + w1);
-      srows[i][lane] -= w;
+      T w[4] = {srows[i][lane], T(0), T(0), T(0)};
 #pragma unroll
       for (int r = 0; r < kMaxP; ++r)
-        if (r < p) u[r] -= sv[r][i] * w;
+        if (r < p) w[r % 4] += sv[r][i] * u[r];
+      const T wi = stau[i] * ((w[0] + w[1]) + (w[2] + w[3]));
+      srows[i][lane] -= wi;
+#pragma unroll
+      for (int r = 0; r < kMaxP; ++r)
+        if (r < p) u[r] -= sv[r][i] * wi;
     }
     store_rows(a, i0, c0, srows);
   }
@@ -169,22 +175,38 @@ __global__ void __launch_bounds__(kTile) add_rows_small_kernel(SmallArgs<T> a) {
     for (int j = 0; j < kTile; ++j) {
       if (c0 + j >= a.n) break;  // uniform across the warp
       if (lane == j) {
-        T amax = 0;
+        // larfg on (alpha, u): the column's critical path. Fast path: the plain sum of
+        // squares (four independent sums) and reciprocals when squares neither over- nor
+        // underflow; otherwise the scaled two-pass sum (max |x|, then sum (x / max)^2).
+        const T alpha = srows[j][j];
+        T part[4] = {T(0), T(0), T(0), T(0)};
 #pragma unroll
         for (int r = 0; r < kMaxP; ++r)
-          if (r < p) amax = max(amax, abs(u[r]));
-        const T alpha = srows[j][j];
+          if (r < p) part[r % 4] += u[r] * u[r];
+        const T ss = (part[0] + part[1]) + (part[2] + part[3]);
+        const T total = alpha * alpha + ss;
         T tau = 0, scale = 0, beta = alpha;
-        if (amax > 0) {
-          const T inv = T(1) / amax;
-          T ss = 0;
+        if (ss >= SafeRange<T>::small && ss <= SafeRange<T>::big && total <= SafeRange<T>::big) {
+          const T norm = sqrt(total);
+          beta = alpha >= 0 ? -norm : norm;
+          tau = (beta - alpha) * reciprocal(beta);
+          scale = reciprocal(alpha - beta);
+        } else {
+          T amax = 0;
 #pragma unroll
           for (int r = 0; r < kMaxP; ++r)
-            if (r < p) ss += (u[r] * inv) * (u[r] * inv);
-          const T norm = hypot(alpha, amax * sqrt(ss));
-          beta = alpha >= 0 ? -norm : norm;
-          tau = (beta - alpha) / beta;
-          scale = T(1) / (alpha - beta);
+            if (r < p) amax = max(amax, abs(u[r]));
+          if (amax > 0) {
+            const T inv = T(1) / amax;
+            T sc = 0;
+#pragma unroll
+            for (int r = 0; r < kMaxP; ++r)
+              if (r < p) sc += (u[r] * inv) * (u[r] * inv);
+            const T norm = hypot(alpha, amax * sqrt(sc));
+            beta = alpha >= 0 ? -norm : norm;
+            tau = (beta - alpha) / beta;
+            scale = T(1) / (alpha - beta);
+          }
         }
 #pragma unroll
         for (int r = 0; r < kMaxP; ++r) {
@@ -196,13 +218,11 @@ __global__ void __launch_bounds__(kTile) add_rows_small_kernel(SmallArgs<T> a) {
       }
       __syncwarp();
       if (lane > j && valid) {
-        T w0 = srows[j][lane], w1 = 0;
+        T part[4] = {srows[j][lane], T(0), T(0), T(0)};
 #pragma unroll
-        for (int r = 0; r < kMaxP; r += 2) {
-          if (r < p) w0 += sv[r][j] * u[r];
-          if (r + 1 < p) w1 += sv[r + 1][j] * u[r + 1];
-        }
-        const T w = stau[j] * (w0 + w1);
+        for (int r = 0; r < kMaxP; ++r)
+          if (r < p) part[r % 4] += sv[r][j] * u[r];
+        const T w = stau[j] * ((part[0] + part[1]) + (part[2] + part[3]));
         srows[j][lane] -= w;
 #pragma unroll
         for (int r = 0; r < kMaxP; ++r)
