@@ -162,6 +162,7 @@ __device__ void factor_panel(T* s, int lds, int rows, int jb, T* s_tau) {
         const T beta = -copysign(hypot(alpha, xnorm), alpha);
         t = (beta - alpha) / beta;
         const T scale = T(1) / (alpha - beta);
+        __syncwarp();  // every lane has read alpha before lane 0 overwrites it with beta
         for (int i = c + 1 + lane; i < rows; i += 32) vc[i] *= scale;
         if (lane == 0) vc[c] = beta;
       }
