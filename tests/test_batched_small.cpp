@@ -1,0 +1,203 @@
+// The CUDA register kernel of the batched QR (n <= 32, m <= 64) against its CPU twin, on
+// batches large enough that every persistent warp factors several matrices in turn: strided
+// batches of every class (aligned and unaligned columns, partial 16-byte granules, padding
+// that must stay untouched) and a listed batch that mixes shapes within a class, m < n, and
+// columns that take the scaled-norm path (entries near under- and overflow) or give tau = 0
+// (a zero column, a zero subcolumn, a zero matrix). Both follow LAPACK's larfg conventions,
+// so R, the reflectors and tau agree entry by entry up to rounding.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "gpuqr/accuracy.hpp"
+#include "gpuqr/batched.hpp"
+#include "tests/support/backends.hpp"
+#include "tests/support/batched_support.hpp"
+#include "tests/support/generators.hpp"
+#include "tests/support/ratios.hpp"
+
+namespace gpuqr::testing {
+namespace {
+
+class BatchedSmallCuda : public BackendTest {};
+
+// Scaled differences (in units of max(m, n) eps) the twins may show on well-conditioned tiles.
+constexpr double kTwinBound = 100.0;
+
+/// What a matrix of the listed batch is made of.
+enum class Special { none, tiny, huge, zero_subcolumn, zero_column, zero };
+
+/// Random entries plus a diagonal of about 2 sqrt(max(m, n)) (well conditioned, so that the
+/// twins' rounding differences stay small on thousands of matrices), then `special`.
+template <class T>
+Matrix<T> tile(std::int64_t m, std::int64_t n, std::uint64_t seed, Special special) {
+  Matrix<T> a = random_matrix<T>(m, n, seed);
+  const double shift = 2.0 * std::sqrt(double(std::max(m, n)));
+  for (std::int64_t j = 0; j < std::min(m, n); ++j)
+    a(j, j) += static_cast<T>(a(j, j) < T(0) ? -shift : shift);
+  // Near the ends of the exponent range: squares of the entries under- or overflow.
+  const double tiny = sizeof(T) == 8 ? 1e-300 : 1e-30, huge = sizeof(T) == 8 ? 1e300 : 1e30;
+  for (std::int64_t j = 0; j < n; ++j)
+    for (std::int64_t i = 0; i < m; ++i) {
+      switch (special) {
+        case Special::tiny: a(i, j) = static_cast<T>(double(a(i, j)) * tiny); break;
+        case Special::huge: a(i, j) = static_cast<T>(double(a(i, j)) * huge); break;
+        case Special::zero_subcolumn: a(i, j) = j == 0 && i > 0 ? T(0) : a(i, j); break;
+        case Special::zero_column: a(i, j) = j == std::min<std::int64_t>(3, n - 1) ? T(0) : a(i, j);
+          break;
+        case Special::zero: a(i, j) = T(0); break;
+        case Special::none: break;
+      }
+    }
+  return a;
+}
+
+/// Worst twin differences over a batch, with the matrix that showed each.
+struct TwinWorst {
+  double r = 0, v = 0, tau = 0;
+  std::int64_t r_at = -1, v_at = -1, tau_at = -1;
+
+  /// got and want: a factored m x n matrix (ld each) and its k taus; a: the input.
+  template <class T>
+  void add(std::int64_t index, const T* got, std::int64_t got_ld, const T* want,
+           std::int64_t want_ld, const T* got_tau, const T* want_tau, const Matrix<T>& a) {
+    const std::int64_t m = a.rows(), n = a.cols(), k = std::min(m, n);
+    const double unit = double(std::max(m, n)) * accuracy::eps<T>();
+    // Entries of R scale with ||A||; reflectors and tau are O(1).
+    const double r_scale = std::max(accuracy::norm1<T>(a.view()), 1e-300) * unit;
+    double rd = 0, vd = 0, td = 0;
+    for (std::int64_t j = 0; j < n; ++j)
+      for (std::int64_t i = 0; i < m; ++i) {
+        const double d = std::fabs(double(got[i + j * got_ld]) - double(want[i + j * want_ld]));
+        (i <= j ? rd : vd) = std::max(i <= j ? rd : vd, d);
+      }
+    for (std::int64_t j = 0; j < k; ++j)
+      td = std::max(td, std::fabs(double(got_tau[j]) - double(want_tau[j])));
+    note(r, r_at, rd / r_scale, index);
+    note(v, v_at, vd / unit, index);
+    note(tau, tau_at, td / unit, index);
+  }
+  static void note(double& worst, std::int64_t& at, double value, std::int64_t index) {
+    // NaN counts as the worst.
+    if (!(value <= worst)) {
+      worst = std::isnan(value) ? 1e300 : value;
+      at = index;
+    }
+  }
+  void expect_within(double bound) const {
+    EXPECT_LT(track("twin R", r), bound) << "matrix " << r_at;
+    EXPECT_LT(track("twin V", v), bound) << "matrix " << v_at;
+    EXPECT_LT(track("twin tau", tau), bound) << "matrix " << tau_at;
+  }
+};
+
+struct StridedCase {
+  std::int64_t m, n, count, pad_ld, pad_stride;
+};
+
+TEST_P(BatchedSmallCuda, StridedBatchesMatchTheCpuTwin) {
+  GPUQR_FOR_PRECISION(([&]<class T>() {
+    // Counts well past the resident warps' slots of each class; ld = m + pad_ld and the
+    // stride pad decide whether the columns are 16-byte aligned (granule copies, partial
+    // last granules when m is not a multiple) or not (element copies), per matrix.
+    const std::vector<StridedCase> cases = {
+        {16, 16, 20000, 0, 0}, {32, 32, 8000, 1, 3},  {8, 5, 40000, 0, 0},
+        {7, 5, 30000, 1, 0},   {64, 16, 6000, 0, 0},  {40, 20, 5000, 2, 1},
+        {12, 30, 8000, 0, 0},  {33, 9, 6000, 3, 0},   {64, 32, 3000, 0, 0},
+        {5, 3, 30000, 3, 4},   {24, 24, 6000, 0, 0},  {64, 31, 100, 1, 0}};
+    const Context cpu = Context::cpu();
+    for (const StridedCase& c : cases) {
+      SCOPED_TRACE(std::to_string(c.m) + "x" + std::to_string(c.n) + " x" +
+                   std::to_string(c.count) + ", ld pad " + std::to_string(c.pad_ld) +
+                   ", stride pad " + std::to_string(c.pad_stride));
+      HostBatch<T> host;
+      host.shapes.assign(static_cast<std::size_t>(c.count), BShape{c.m, c.n});
+      for (std::int64_t q = 0; q < c.count; ++q)
+        host.mats.push_back(tile<T>(c.m, c.n, 9000 + 31 * q, Special::none));
+      StridedBatch<T> dev = to_strided<T>(ctx(), host, c.pad_ld, c.pad_stride);
+      StridedBatch<T> ref = to_strided<T>(cpu, host, c.pad_ld, c.pad_stride);
+      geqrf_strided_batched<T>(ctx(), c.m, c.n, dev.data.data(), dev.ld, dev.stride,
+                               dev.tau.data(), dev.tau_stride, c.count);
+      geqrf_strided_batched<T>(cpu, c.m, c.n, ref.data.data(), ref.ld, ref.stride,
+                               ref.tau.data(), ref.tau_stride, c.count);
+      const Matrix<T> got = to_host(ctx(), dev.data), got_tau = to_host(ctx(), dev.tau);
+      // Padding (between columns, between matrices, past tau's k entries) is untouched.
+      std::int64_t touched = 0;
+      const std::int64_t k = std::min(c.m, c.n);
+      for (std::int64_t e = 0; e < got.rows(); ++e) {
+        const std::int64_t in = e % dev.stride, i = in % dev.ld, j = in / dev.ld;
+        if ((i >= c.m || j >= c.n) && got(e, 0) != static_cast<T>(kPoison)) ++touched;
+      }
+      for (std::int64_t e = 0; e < got_tau.rows(); ++e)
+        if (e % dev.tau_stride >= k && got_tau(e, 0) != static_cast<T>(kPoison)) ++touched;
+      EXPECT_EQ(touched, 0) << "entries outside the matrices (or past tau) were written";
+      TwinWorst worst;
+      for (std::int64_t q = 0; q < c.count; ++q)
+        worst.add<T>(q, got.data() + q * dev.stride, dev.ld, ref.data.data() + q * ref.stride,
+                     ref.ld, got_tau.data() + q * dev.tau_stride,
+                     ref.tau.data() + q * ref.tau_stride, host.mats[static_cast<std::size_t>(q)]);
+      worst.expect_within(kTwinBound);
+    }
+  }));
+}
+
+TEST_P(BatchedSmallCuda, ListedMixedBatchMatchesTheCpuTwin) {
+  GPUQR_FOR_PRECISION(([&]<class T>() {
+    // Mixed shapes within each class, m < n, and inputs for larfg's special paths, the
+    // shapes interleaved (the batch is bucketed by class on the way in).
+    const std::vector<std::pair<BShape, std::int64_t>> groups = {
+        {{32, 32}, 5000}, {{16, 16}, 3000}, {{8, 5}, 2000},  {{64, 32}, 1000},
+        {{40, 20}, 700},  {{12, 30}, 300},  {{30, 25}, 300}, {{17, 20}, 200},
+        {{64, 16}, 300},  {{33, 9}, 300},   {{3, 8}, 200},   {{1, 1}, 50},
+        {{7, 1}, 50},     {{1, 6}, 50},     {{64, 1}, 50},   {{50, 31}, 200}};
+    const Special specials[] = {Special::tiny, Special::huge, Special::zero_subcolumn,
+                                Special::zero_column, Special::zero};
+    std::vector<BShape> shapes;
+    std::vector<std::int64_t> left;
+    for (const auto& g : groups) left.push_back(g.second);
+    for (bool more = true; more;) {
+      more = false;
+      for (std::size_t g = 0; g < groups.size(); ++g)
+        if (left[g] > 0) {
+          shapes.push_back(groups[g].first);
+          more = --left[g] > 0 || more;
+        }
+    }
+    HostBatch<T> host;
+    host.shapes = shapes;
+    for (std::size_t q = 0; q < shapes.size(); ++q) {
+      const Special special = q % 37 == 5 ? specials[(q / 37) % 5] : Special::none;
+      host.mats.push_back(tile<T>(shapes[q].m, shapes[q].n, 500 + 7 * q, special));
+    }
+    const Context cpu = Context::cpu();
+    CtxBatch<T> ref = to_ctx_batch<T>(cpu, host), dev = to_ctx_batch<T>(ctx(), host);
+    geqrf_vbatched<T>(cpu, ref.m.data(), ref.n.data(), ref.a_ptrs.data(), ref.ld.data(),
+                      ref.tau_ptrs.data(), ref.count());
+    geqrf_vbatched<T>(ctx(), dev.m.data(), dev.n.data(), dev.a_ptrs.data(), dev.ld.data(),
+                      dev.tau_ptrs.data(), dev.count());
+    ctx().synchronize();
+    TwinWorst worst, special_worst;
+    for (std::size_t q = 0; q < shapes.size(); ++q) {
+      const Matrix<T> got = dev.mats[q].to_host(), tau = dev.taus[q].to_host();
+      (q % 37 == 5 ? special_worst : worst)
+          .add<T>(static_cast<std::int64_t>(q), got.data(), got.ld(), ref.mats[q].data(),
+                  ref.mats[q].ld(), tau.data(), ref.taus[q].data(), host.mats[q]);
+    }
+    {
+      SCOPED_TRACE("random tiles");
+      worst.expect_within(kTwinBound);
+    }
+    {
+      SCOPED_TRACE("tiny, huge and zero columns");
+      special_worst.expect_within(kTwinBound);
+    }
+  }));
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, BatchedSmallCuda, cuda_backend_cases(), case_name);
+
+}  // namespace
+}  // namespace gpuqr::testing
