@@ -98,17 +98,13 @@ struct StridedCase {
   std::int64_t m, n, count, pad_ld, pad_stride;
 };
 
-TEST_P(BatchedSmallCuda, StridedBatchesMatchTheCpuTwin) {
-  GPUQR_FOR_PRECISION(([&]<class T>() {
-    // Counts well past the resident warps' slots of each class; ld = m + pad_ld and the
-    // stride pad decide whether the columns are 16-byte aligned (granule copies, partial
-    // last granules when m is not a multiple) or not (element copies), per matrix.
-    const std::vector<StridedCase> cases = {
-        {16, 16, 20000, 0, 0}, {32, 32, 8000, 1, 3},  {8, 5, 40000, 0, 0},
-        {7, 5, 30000, 1, 0},   {64, 16, 6000, 0, 0},  {40, 20, 5000, 2, 1},
-        {12, 30, 8000, 0, 0},  {33, 9, 6000, 3, 0},   {64, 32, 3000, 0, 0},
-        {5, 3, 30000, 3, 4},   {24, 24, 6000, 0, 0},  {64, 31, 100, 1, 0}};
+/// Each case's strided batch on `gpu` and on the CPU twin: padding untouched, factors within
+/// the twin bound.
+template <class T>
+void check_strided_cases(const Context& gpu, const std::vector<StridedCase>& cases) {
     const Context cpu = Context::cpu();
+    const Context& ctx_ = gpu;
+    auto ctx = [&]() -> const Context& { return ctx_; };
     for (const StridedCase& c : cases) {
       SCOPED_TRACE(std::to_string(c.m) + "x" + std::to_string(c.n) + " x" +
                    std::to_string(c.count) + ", ld pad " + std::to_string(c.pad_ld) +
@@ -141,6 +137,28 @@ TEST_P(BatchedSmallCuda, StridedBatchesMatchTheCpuTwin) {
                      ref.tau.data() + q * ref.tau_stride, host.mats[static_cast<std::size_t>(q)]);
       worst.expect_within(kTwinBound);
     }
+}
+
+TEST_P(BatchedSmallCuda, StridedBatchesMatchTheCpuTwin) {
+  GPUQR_FOR_PRECISION(([&]<class T>() {
+    // Counts well past the resident warps' slots of each class; ld = m + pad_ld and the
+    // stride pad decide whether the columns are 16-byte aligned (granule copies, partial
+    // last granules when m is not a multiple) or not (element copies), per matrix.
+    check_strided_cases<T>(ctx(), {{16, 16, 20000, 0, 0}, {32, 32, 8000, 1, 3},
+                                   {8, 5, 40000, 0, 0},   {7, 5, 30000, 1, 0},
+                                   {64, 16, 6000, 0, 0},  {40, 20, 5000, 2, 1},
+                                   {12, 30, 8000, 0, 0},  {33, 9, 6000, 3, 0},
+                                   {64, 32, 3000, 0, 0},  {5, 3, 30000, 3, 4},
+                                   {24, 24, 6000, 0, 0},  {64, 31, 100, 1, 0}});
+  }));
+}
+
+// Sized for compute-sanitizer (memcheck, racecheck): still more matrices than resident warp
+// slots (each warp loads its next matrix while it factors the current one), fewer cases.
+TEST_P(BatchedSmallCuda, SanitizerSizedStridedBatches) {
+  GPUQR_FOR_PRECISION(([&]<class T>() {
+    check_strided_cases<T>(ctx(), {{16, 16, 6000, 0, 0}, {32, 32, 2500, 1, 3},
+                                   {7, 5, 12000, 1, 0}, {64, 16, 2000, 0, 0}});
   }));
 }
 
