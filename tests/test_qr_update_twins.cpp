@@ -91,8 +91,10 @@ TEST_P(QrUpdateCudaTwins, GatherMoveTransposeAreExact) {
 TEST_P(QrUpdateCudaTwins, AddRowsSmallMatches) {
   GPUQR_FOR_PRECISION(([&]<class T>() {
     Context cpu = Context::cpu();
-    // U scaled so that its columns' squares underflow or overflow: the scaled larfg path
-    // (the others take the plain sum of squares and reciprocals).
+    // The whole problem ([R d; U e]) scaled so that the squares of its columns underflow or
+    // overflow: the scaled larfg path (the others take the plain sum of squares and
+    // reciprocals). Scaling U alone would not do: U >> R makes the rows of U annihilate each
+    // other after p reflectors, and the rest is rounding noise on either side.
     const double tiny = sizeof(T) == 8 ? 1e-170 : 1e-20, huge = sizeof(T) == 8 ? 1e160 : 1e20;
     for (auto [p, n, k, scale] :
          {std::tuple<std::int64_t, std::int64_t, std::int64_t, double>{1, 40, 1, 1.0},
@@ -106,9 +108,16 @@ TEST_P(QrUpdateCudaTwins, AddRowsSmallMatches) {
         r(j, j) += T(j % 2 == 0 ? 4 : -4);  // well conditioned, both signs on the diagonal
       }
       Matrix<T> u = random_matrix<T>(p, n, 31), d = random_matrix<T>(n, k, 32);
-      for (std::int64_t j = 0; j < n; ++j)
-        for (std::int64_t i = 0; i < p; ++i) u(i, j) = static_cast<T>(double(u(i, j)) * scale);
+      auto scale_all = [scale](Matrix<T>& x) {
+        for (std::int64_t j = 0; j < x.cols(); ++j)
+          for (std::int64_t i = 0; i < x.rows(); ++i)
+            x(i, j) = static_cast<T>(double(x(i, j)) * scale);
+      };
       Matrix<T> e = random_matrix<T>(p, k, 33), tau(n, 1);
+      scale_all(r);
+      scale_all(u);
+      scale_all(d);
+      scale_all(e);
       Matrix<T> r_g = to_ctx<T>(ctx(), r.view()), u_g = to_ctx<T>(ctx(), u.view());
       Matrix<T> d_g = to_ctx<T>(ctx(), d.view()), e_g = to_ctx<T>(ctx(), e.view());
       Matrix<T> tau_g = device_matrix<T>(ctx(), n, 1);
