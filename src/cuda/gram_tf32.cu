@@ -20,8 +20,8 @@
 // accumulator takes 16 rows of a chunk (2 k steps x 3 terms: 6 mma), then is added to the
 // warp's running total with ordinary FP32 adds (round to nearest). The small terms go into the
 // same short chain first (a separate accumulator would take 32 more registers for nothing:
-// within 6 mma the order barely matters). The product W = A X likewise: 16 columns of X per
-// fresh accumulator, totals in FP32 adds.
+// within 6 mma the order barely matters). The product W = A X likewise: 16 rows of X per
+// fresh accumulator, added into W's chunk in shared memory with FP32 adds.
 //
 // Chunk layout in shared memory: column-major (column c at c * kRows), as in global memory, so
 // that cp.async copies 16 bytes (4 rows of a column) straight in. The 16-byte units of column c
@@ -193,6 +193,8 @@ template <class S, bool Diag>
 __device__ __forceinline__ void gram_rows(const float* s, int r0, int bi, int bj, int lane,
                                           float (&total)[4][4][2]) {
   const int g = lane >> 2, t = lane & 3;
+  // Not unrolled: loads of the next k block hoisted into this one spill at NP = 128 (ptxas's
+  // cap there is 168 registers: 3 of the 10 warps share a quarter of the register file).
 #pragma unroll 1
   for (int blk = 0; blk < S::kGroupRows / 16; ++blk) {
     const int r = r0 + 16 * blk + 4 * t;
