@@ -16,10 +16,11 @@ constexpr std::int64_t kGramKernelMaxCols = 128;
 /// Whether the leaves use the streamed kernels for an m x n A: GPUQR_GRAM_KERNEL=1 forces them
 /// (any m >= 1, n <= 128), =0 forces cuBLAS; unset, m >= 65536 and FP64 (elem_bytes 8, the
 /// tensor-core kernel) at any n <= 128 where the current device has the shared memory for it
-/// (224 KiB at n > 64: Hopper, not A100), or FP32 (elem_bytes 4, plain FMAs) with n <= 64,
-/// where they beat cuBLAS's n x n x m GEMM (FP32 measured; FP64 expected, see the .cu). Call
-/// with the context's device current. Read on every call, so that a test or a benchmark may
-/// switch it between calls.
+/// (224 KiB at n > 64: Hopper, not A100), or FP32 (elem_bytes 4) on the TF32 tensor cores
+/// (gram_tf32_enabled()) at any n <= 128 where it fits likewise, or with plain FMAs at n <= 64,
+/// where they beat cuBLAS's n x n x m GEMM (FMA kernel measured; the tensor-core ones expected,
+/// see the .cu files). Call with the context's device current. Read on every call, so that a
+/// test or a benchmark may switch it between calls.
 bool gram_kernel_wanted(std::int64_t m, std::int64_t n, int elem_bytes);
 
 /// G (n x n, full symmetric) := A^T A for A m x n (m >= 1, 1 <= n <= 128), or, with x not
@@ -35,5 +36,26 @@ bool gram_kernel_wanted(std::int64_t m, std::int64_t n, int elem_bytes);
 template <class T>
 void streamed_gram(detail::ContextImpl& ctx, MatrixView<const T> a, const T* x,
                    std::int64_t ldx, MatrixView<T> g);
+
+/// Whether FP32 runs on the TF32 tensor cores with the 3xTF32 split (src/cuda/gram_tf32.cu)
+/// rather than on FP32 FMAs: gram_tf32_mode's override if set, else GPUQR_GRAM_TF32 (1 or
+/// unset: yes, 0: no; read on every call, for A/B runs). FP64 is not affected.
+bool gram_tf32_enabled();
+
+/// Test hook: 1 forces the 3xTF32 FP32 kernels, 0 the FMA kernel, -1 (the default) leaves the
+/// choice to GPUQR_GRAM_TF32. Process-wide (atomic); a test resets it to -1 however it ends.
+void gram_tf32_mode(int mode);
+
+/// Whether the current device has the shared memory of the 3xTF32 kernels for n columns (the
+/// product pass at n > 64 takes 224 KiB: Hopper, not A100).
+bool gram_tf32_fits(std::int64_t n);
+
+/// streamed_gram<float> on the TF32 tensor cores (same contract: G := A^T A, or with x not
+/// null (A X)^T (A X), bitwise reproducible run to run, asynchronous on the context's stream).
+/// Each FP32 value is split as big + small (both TF32) and a product taken as big big + big
+/// small + small big, accumulated in FP32: FP32-level accuracy (see the .cu). Call with the
+/// context's device current.
+void streamed_gram_tf32(detail::ContextImpl& ctx, MatrixView<const float> a, const float* x,
+                        std::int64_t ldx, MatrixView<float> g);
 
 }  // namespace gpuqr::kernels::cuda

@@ -3,6 +3,7 @@
 // through the drivers; they exist so that GPUQR_DISPATCH links).
 #include "src/core/cholqr_kernels.hpp"
 #include "src/core/qrf_ah_kernels.hpp"
+#include "src/cuda/gram_kernels.hpp"
 #include "src/stubs/not_compiled.hpp"
 
 namespace gpuqr::kernels::cuda {
@@ -56,6 +57,8 @@ void ah_panel(detail::ContextImpl&, MatrixView<T>, MatrixView<T>, MatrixView<T>,
               VectorView<double>) {
   not_compiled("cuda ah_panel");
 }
+
+void gram_tf32_mode(int) {}  // the tests' hook (src/cuda/gram_kernels.hpp): nothing to switch
 
 GPUQR_INSTANTIATE_QRF_AH_KERNELS(float)
 GPUQR_INSTANTIATE_QRF_AH_KERNELS(double)
