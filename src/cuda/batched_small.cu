@@ -51,7 +51,7 @@ namespace {
 constexpr unsigned kFull = 0xffffffffu;
 
 /// A class's kernel shape: W columns, R rows (a multiple of the granule), S lanes a column.
-template <class T, int W, int R, int S, int kOcc = 0>
+template <class T, int W, int R, int S>
 struct SmallCfg {
   static constexpr int kR = R, kS = S;
   static constexpr int kRL = R / S;                // rows a lane holds in registers
@@ -70,9 +70,7 @@ struct SmallCfg {
   // Resident warps per SM the register budget aims at (__launch_bounds__): 16, fewer for
   // the shapes whose columns alone take 128 registers or more.
   static constexpr int kColumnBytes = kRL * int(sizeof(T));
-  // kOcc (measurements): another target, e.g. 24 for 16 x 16 FP64 (80 registers, spills).
-  static constexpr int kTargetWarps =
-      kOcc > 0 ? kOcc : (kColumnBytes >= 512 ? 8 : (kColumnBytes >= 256 ? 12 : 16));
+  static constexpr int kTargetWarps = kColumnBytes >= 512 ? 8 : (kColumnBytes >= 256 ? 12 : 16);
   static constexpr int kMinBlocks = kTargetWarps / kWarps;
   static constexpr int kXRows = (R + kGroup - 1) / kGroup;  // larfg rows per lane
   static constexpr int kSteps = W < R ? W : R;               // k = min(m, n) <= min(W, R)
@@ -482,11 +480,10 @@ __device__ __forceinline__ void reflect_all(std::integer_sequence<int, Js...>, T
   (reflect_step<C, Js>(slot, q, a, my_tau), ...);
 }
 
-template <class T, int W, int R, int S, int O = 0>
-__global__ void __launch_bounds__(SmallCfg<T, W, R, S, O>::kThreads,
-                                  SmallCfg<T, W, R, S, O>::kMinBlocks)
+template <class T, int W, int R, int S>
+__global__ void __launch_bounds__(SmallCfg<T, W, R, S>::kThreads, SmallCfg<T, W, R, S>::kMinBlocks)
     small_geqrf_kernel(DeviceBatch<T> batch) {
-  using C = SmallCfg<T, W, R, S, O>;
+  using C = SmallCfg<T, W, R, S>;
   extern __shared__ __align__(16) unsigned char smem_raw[];
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
   const int slot_id = lane / C::kGroup, gl = lane % C::kGroup;
@@ -541,10 +538,10 @@ __global__ void __launch_bounds__(SmallCfg<T, W, R, S, O>::kThreads,
   }
 }
 
-template <class T, int W, int R, int S, int O = 0>
+template <class T, int W, int R, int S>
 void launch_one(const DeviceBatch<T>& b, cudaStream_t stream) {
-  using C = SmallCfg<T, W, R, S, O>;
-  auto kernel = small_geqrf_kernel<T, W, R, S, O>;
+  using C = SmallCfg<T, W, R, S>;
+  auto kernel = small_geqrf_kernel<T, W, R, S>;
   const int bytes = C::kWarps * C::kWarpBytes;
   int device = 0, sms = 0, per_sm = 0;
   GPUQR_CUDA_CHECK(cudaGetDevice(&device));
@@ -569,16 +566,6 @@ void launch_one(const DeviceBatch<T>& b, cudaStream_t stream) {
 /// The class's kernel. Two lanes per column only where m > 32 (one lane's 32 rows would not
 /// fit): for 16 x 16 FP64 two lanes per column measured 1.32 ms against one's 0.75 ms (H100,
 /// session 8, 0.5 GiB batches), FP32 1.73 against 0.92.
-/// GPUQR_BATCHED_SMALL_OCC=24 (read once, measurements): 16 x 16 FP64 built for 24 resident
-/// warps per SM (80 registers, a little spilling) instead of 16 (92 registers: 20 fit).
-int occupancy_knob() {
-  static const int occ = [] {
-    const char* text = std::getenv("GPUQR_BATCHED_SMALL_OCC");
-    return text != nullptr ? std::atoi(text) : 0;
-  }();
-  return occ;
-}
-
 template <class T>
 void launch_current(const DeviceBatch<T>& b, int cls, cudaStream_t stream) {
   switch (cls) {
@@ -587,13 +574,7 @@ void launch_current(const DeviceBatch<T>& b, int cls, cudaStream_t stream) {
     case 2: launch_one<T, 8, 32, 1>(b, stream); break;
     case 3: launch_one<T, 8, 64, 2>(b, stream); break;
     case 4: launch_one<T, 16, 8, 1>(b, stream); break;
-    case 5:
-      if (sizeof(T) == 8 && occupancy_knob() == 24) {
-        launch_one<T, 16, 16, 1, 24>(b, stream);
-      } else {
-        launch_one<T, 16, 16, 1>(b, stream);
-      }
-      break;
+    case 5: launch_one<T, 16, 16, 1>(b, stream); break;
     case 6: launch_one<T, 16, 32, 1>(b, stream); break;
     case 7: launch_one<T, 16, 64, 2>(b, stream); break;
     case 8: launch_one<T, 32, 8, 1>(b, stream); break;
