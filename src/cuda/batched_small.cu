@@ -421,7 +421,10 @@ __device__ __forceinline__ void reflect_step(T* slot, const Lane& q, T (&a)[C::k
   }
   __syncwarp();  // column J is visible to the group
 
-  // 2. larfg: lane gl holds rows gl, gl + group, ... of x (rows > J).
+  // 2. larfg: lane gl holds rows gl, gl + group, ... of x (rows > J). With one lane per
+  // column, the pivot lane sums the squares from its registers (four independent sums) and
+  // one shuffle hands the sum to the group, instead of a log2(group)-level reduction after
+  // the reload.
   Rows<T, C::kXRows> x;
   T ss = 0;
 #pragma unroll
@@ -429,10 +432,18 @@ __device__ __forceinline__ void reflect_step(T* slot, const Lane& q, T (&a)[C::k
     const int i = gl + t * C::kGroup;
     x.v[t] = 0;
     if (i > J && i < C::kR) x.v[t] = slot[elem_at<C>(J, i)];
-    ss += x.v[t] * x.v[t];
+    if constexpr (C::kS != 1) ss += x.v[t] * x.v[t];
   }
   const T alpha = slot[elem_at<C>(J, J)];
-  ss = group_sum<C::kGroup>(ss);
+  if constexpr (C::kS == 1) {
+    T part[4] = {T(0), T(0), T(0), T(0)};
+#pragma unroll
+    for (int i = J + 1; i < C::kRL; ++i) part[i & 3] += a[i] * a[i];
+    const int lane = static_cast<int>(threadIdx.x & 31);
+    ss = __shfl_sync(kFull, (part[0] + part[1]) + (part[2] + part[3]), lane - gl + J);
+  } else {
+    ss = group_sum<C::kGroup>(ss);
+  }
   constexpr T kTiny = std::numeric_limits<T>::min() / std::numeric_limits<T>::epsilon();
   constexpr T kHuge = std::numeric_limits<T>::max();
   const bool empty = J + 1 >= q.m;  // no rows below the diagonal: H = I
