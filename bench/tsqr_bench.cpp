@@ -358,8 +358,10 @@ int main(int argc, char** argv) {
     return 0;
   }
   std::printf("device: %s\n", gpuqr::Context::cuda(0).describe().c_str());
-  // The A/B knobs of the CholeskyQR leaves (src/cuda/gram_kernels.hpp, cholqr_kernels.cu).
-  for (const char* knob : {"GPUQR_GRAM_KERNEL", "GPUQR_GRAM_SPLIT", "GPUQR_CHOLQR_SINGLE_PASS"}) {
+  // The A/B knobs of the CholeskyQR leaves (src/cuda/gram_kernels.hpp, cholqr_kernels.cu,
+  // gram_product.cu).
+  for (const char* knob : {"GPUQR_GRAM_KERNEL", "GPUQR_GRAM_SPLIT", "GPUQR_CHOLQR_SINGLE_PASS",
+                           "GPUQR_GRAM_TF32", "GPUQR_QPROD"}) {
     const char* v = std::getenv(knob);
     std::printf("%s=%s\n", knob, v != nullptr ? v : "(unset)");
   }

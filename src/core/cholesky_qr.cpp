@@ -4,7 +4,8 @@
 // W := W R^{-1} (GEMM with the explicit inverse). CholeskyQR2 is two steps (s = 0);
 // when R_1 is well conditioned it runs in single-pass form: the second Gram matrix is
 // (A R_1^{-1})^T (A R_1^{-1}) computed chunk by chunk without storing W, and Q = A R^{-1}
-// by one GEMM (4 passes over the tall data instead of 6);
+// by one GEMM or, on CUDA for n <= 128, one streamed pass that skips R^{-1}'s zero triangle
+// (multiply_upper; 4 passes over the tall data instead of 6);
 // shifted CholeskyQR3 is a shifted step followed by two plain ones. Every step is enqueued
 // without waiting except for one read of the step's status (a few doubles) after its
 // Cholesky: a breakdown ends the attempt there, and R's conditioning picks how R^{-1} is
@@ -115,6 +116,24 @@ std::string fmt(double v) {
 }  // namespace
 
 template <class T>
+bool upper_product_streamed(const Context& ctx, std::int64_t m, std::int64_t n) {
+  return GPUQR_DISPATCH(ctx, tall_times_upper_wanted<T>, m, n);
+}
+
+template <class T>
+void multiply_upper(const Context& ctx, MatrixView<const T> left, MatrixView<const T> x,
+                    MatrixView<T> q) {
+  const bool in_place = q.data() == left.data();
+  if (upper_product_streamed<T>(ctx, left.rows(), left.cols())) {
+    GPUQR_DISPATCH(ctx, tall_times_upper, in_place ? MatrixView<const T>(q) : left, x, q);
+  } else if (in_place) {
+    GPUQR_DISPATCH(ctx, multiply_in_place, q, x);
+  } else {
+    GPUQR_DISPATCH(ctx, multiply, Op::no_trans, left, x, q);
+  }
+}
+
+template <class T>
 CholeskyQrOutcome cholesky_qr(const Context& ctx, MatrixView<const T> a, MatrixView<T> q,
                               bool shifted, bool keep_rejected, TsqrBuffers<T>& buf,
                               bool single_pass_ok) {
@@ -163,7 +182,7 @@ CholeskyQrOutcome cholesky_qr(const Context& ctx, MatrixView<const T> a, MatrixV
     }
     MatrixView<T> out = buf.w[s % 2];
     if (kappa_f / std::sqrt(double(n)) <= kGemmCondition) {
-      GPUQR_DISPATCH(ctx, multiply, Op::no_trans, in, MatrixView<const T>(buf.rinv[s % 2]), out);
+      multiply_upper<T>(ctx, in, MatrixView<const T>(buf.rinv[s % 2]), out);
     } else {
       GPUQR_DISPATCH(ctx, copy, in, out);
       GPUQR_DISPATCH(ctx, trsm_right_upper, MatrixView<const T>(buf.r[s]), out);
@@ -189,11 +208,7 @@ CholeskyQrOutcome cholesky_qr(const Context& ctx, MatrixView<const T> a, MatrixV
     buf.q_left = in;
     buf.q_right = buf.rinv[(steps - 1) % 2];
   }
-  if (q.data() == buf.q_left.data()) {
-    GPUQR_DISPATCH(ctx, multiply_in_place, q, buf.q_right);
-  } else if (q.data() != nullptr) {
-    GPUQR_DISPATCH(ctx, multiply, Op::no_trans, buf.q_left, buf.q_right, q);
-  }
+  if (q.data() != nullptr) multiply_upper<T>(ctx, buf.q_left, buf.q_right, q);
   if (shifted) {
     GPUQR_DISPATCH(ctx, multiply, Op::no_trans, MatrixView<const T>(buf.r[2]),
                    MatrixView<const T>(buf.r[1]), buf.t);
@@ -211,7 +226,10 @@ CholeskyQrOutcome cholesky_qr(const Context& ctx, MatrixView<const T> a, MatrixV
   template TsqrBuffers<T> carve_tsqr_buffers<T>(const Context&, std::int64_t, std::int64_t, \
                                                 int);                                        \
   template CholeskyQrOutcome cholesky_qr<T>(const Context&, MatrixView<const T>,             \
-                                            MatrixView<T>, bool, bool, TsqrBuffers<T>&, bool);
+                                            MatrixView<T>, bool, bool, TsqrBuffers<T>&, bool); \
+  template bool upper_product_streamed<T>(const Context&, std::int64_t, std::int64_t);       \
+  template void multiply_upper<T>(const Context&, MatrixView<const T>, MatrixView<const T>,  \
+                                  MatrixView<T>);
 
 GPUQR_INSTANTIATE_CHOLESKY_QR(float)
 GPUQR_INSTANTIATE_CHOLESKY_QR(double)

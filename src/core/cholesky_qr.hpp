@@ -47,7 +47,8 @@ struct CholeskyQrOutcome {
   /// ||W^T W - I||_F of the last step's input W (the certificate; -1 when not reached).
   double last_offset = -1;
   /// True when CholeskyQR2 ran in single-pass form: the second Gram matrix fused with
-  /// W = A R_1^{-1} (W never stored) and Q = A (R_1^{-1} R_2^{-1}) by one GEMM.
+  /// W = A R_1^{-1} (W never stored) and Q = A (R_1^{-1} R_2^{-1}) by one GEMM or streamed pass
+  /// (multiply_upper).
   bool single_pass = false;
 };
 
@@ -66,6 +67,19 @@ inline constexpr double kGemmCondition = 100.0;
 /// A R^{-1} by one GEMM errs by O(u kappa(A)), within Householder QR's bound; the skipped
 /// correction of W's rounding is what CholeskyQR2's second step exists for when kappa is large.
 inline constexpr double kSinglePassCondition = 50.0;
+
+/// Whether multiply_upper forms an m x n product by the streamed tall_times_upper leaf (CUDA,
+/// n <= 128, tall enough; GPUQR_QPROD=0 says no) rather than by multiply's GEMM.
+template <class T>
+bool upper_product_streamed(const Context& ctx, std::int64_t m, std::int64_t n);
+
+/// Q := left X for X (n x n) upper triangular with zeros below (the R inverses here), left
+/// m x n; q may be left itself (same data: in place). By the tall_times_upper leaf where
+/// upper_product_streamed says so, else by multiply's GEMM (multiply_in_place in place).
+/// Asynchronous on CUDA.
+template <class T>
+void multiply_upper(const Context& ctx, MatrixView<const T> left, MatrixView<const T> x,
+                    MatrixView<T> q);
 
 /// CholeskyQR2 (shifted = false) or shifted CholeskyQR3 (true) of `a` (m x n, m >= n >= 1).
 /// Enqueues the work, synchronizes once per step to read its Cholesky status, and

@@ -1,8 +1,9 @@
 // Leaf operations of the CholeskyQR drivers and of Householder reconstruction
 // (src/core/cholesky_qr.cpp, src/core/tsqr.cpp), declared once and implemented per backend:
 // kernels::cpu (CBLAS/LAPACK: the reference twins, src/cpu/cholqr_kernels.cpp) and
-// kernels::cuda (cuBLAS GEMM, cuSOLVER potrf and our small kernels, src/cuda/cholqr_kernels.cu
-// and src/cuda/orhr_col.cu; NotCompiled stubs in src/stubs/cholqr_stubs.cpp).
+// kernels::cuda (cuBLAS GEMM, cuSOLVER potrf and our small kernels, src/cuda/cholqr_kernels.cu,
+// src/cuda/orhr_col.cu and src/cuda/gram_product.cu; NotCompiled stubs in
+// src/stubs/cholqr_stubs.cpp).
 //
 // All views are in the backend's memory space and already checked by the drivers. On CUDA
 // every leaf is enqueued on the context's stream and returns without waiting; numerical
@@ -98,6 +99,29 @@ enum CholeskyStatus : int {
                                 VectorView<const T>, MatrixView<const T>, MatrixView<T>,       \
                                 VectorView<T>);
 
+// Q = A X for upper triangular X, apart: the CUDA backend defines it in src/cuda/gram_product.cu.
+#define GPUQR_DECLARE_TALL_TIMES_UPPER                                                        \
+  /* Q := A X for A m x n and X n x n upper triangular (its strictly lower part is not read:   \
+     it may hold anything, NaN included). Q m x n, its own ld; q may be a itself (same data   \
+     and ld: in place), else it must not overlap a; x must not overlap q. CPU: TRMM (BLAS).   \
+     CUDA: one streamed pass over A on the tensor cores for n <= 128 (gram_product.cu; FP64   \
+     by DMMA, FP32 by 3xTF32: a GEMM's accuracy in the precision), cuBLAS TRMM otherwise.     \
+     Asynchronous on CUDA. */                                                                 \
+  template <class T>                                                                          \
+  void tall_times_upper(detail::ContextImpl& ctx, MatrixView<const T> a, MatrixView<const T> x, \
+                        MatrixView<T> q);                                                     \
+  /* Whether the drivers should form Q = A X (X upper) by tall_times_upper rather than by      \
+     multiply's GEMM for an m x n A: on CUDA where the streamed kernel is expected to win     \
+     (GPUQR_QPROD, read on every call, and the test hook tall_times_upper_mode in             \
+     src/cuda/gram_kernels.hpp); never on the CPU (the GEMM path there is unchanged). */       \
+  template <class T>                                                                          \
+  bool tall_times_upper_wanted(detail::ContextImpl& ctx, std::int64_t m, std::int64_t n);
+
+#define GPUQR_INSTANTIATE_TALL_TIMES_UPPER(T)                                                 \
+  template void tall_times_upper<T>(detail::ContextImpl&, MatrixView<const T>,                \
+                                    MatrixView<const T>, MatrixView<T>);                      \
+  template bool tall_times_upper_wanted<T>(detail::ContextImpl&, std::int64_t, std::int64_t);
+
 // orhr_col apart: the CUDA backend defines it in a file of its own.
 #define GPUQR_INSTANTIATE_ORHR_COL_KERNEL(T)                                                  \
   template void orhr_col<T>(detail::ContextImpl&, MatrixView<const T>, MatrixView<T>,         \
@@ -108,8 +132,10 @@ enum CholeskyStatus : int {
 
 namespace gpuqr::kernels::cpu {
 GPUQR_DECLARE_CHOLQR_KERNELS
+GPUQR_DECLARE_TALL_TIMES_UPPER
 }  // namespace gpuqr::kernels::cpu
 
 namespace gpuqr::kernels::cuda {
 GPUQR_DECLARE_CHOLQR_KERNELS
+GPUQR_DECLARE_TALL_TIMES_UPPER
 }  // namespace gpuqr::kernels::cuda

@@ -11,6 +11,7 @@
 #include "gpuqr/tsqr.hpp"
 #include "src/core/dense_drivers.hpp"
 #include "src/core/dense_kernels.hpp"
+#include "src/core/cholesky_qr.hpp"
 #include "src/core/cholqr_kernels.hpp"
 #include "src/core/dispatch.hpp"
 #include "src/core/qrf_ah.hpp"
@@ -137,9 +138,9 @@ Matrix<T> TallSkinnyQR<T>::matrix_q() const {
     s.tree->form_q(q.view());
     return q;
   }
-  if (s.implicit) {
-    GPUQR_DISPATCH(s.ctx, multiply, Op::no_trans, MatrixView<const T>(s.q),
-                   MatrixView<const T>(s.rinv), q.view());
+  if (s.implicit) {  // Q = A R^{-1}, R^{-1} upper triangular
+    detail::multiply_upper<T>(s.ctx, MatrixView<const T>(s.q), MatrixView<const T>(s.rinv),
+                              q.view());
     return q;
   }
   GPUQR_DISPATCH(s.ctx, copy, MatrixView<const T>(s.q), q.view());

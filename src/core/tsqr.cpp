@@ -109,11 +109,14 @@ bool try_cholesky(const Context& ctx, MatrixView<const T> a, MatrixView<T> q,
   for (TsqrMethod method : cholesky_attempts(options, a.rows(), a.cols())) {
     const bool shifted = method == TsqrMethod::shifted_cholesky_qr3;
     buf = carve_tsqr_buffers<T>(ctx, a.rows(), a.cols(), shifted ? 2 : 1);
-    // The single-pass form only where Q stays implicit (TallSkinnyQR): measured on the H200
-    // it is slower when Q must be formed (explicit Q 1M x 64 FP64: 2.18 ms against 1.20).
+    // The single-pass form where Q stays implicit (TallSkinnyQR), or where Q = A R^{-1} is
+    // one streamed pass (multiply_upper): with cuBLAS's GEMM for Q it was measured slower on
+    // the H200 (explicit Q 1M x 64 FP64: 2.18 ms against 1.20; GPUQR_QPROD=0 restores that).
+    const bool q_streamed = implicit == nullptr && q.data() != nullptr &&
+                            upper_product_streamed<T>(ctx, a.rows(), a.cols());
     const CholeskyQrOutcome out = cholesky_qr<T>(
         ctx, a, implicit != nullptr ? MatrixView<T>() : q, shifted, keep, buf,
-        /*single_pass_ok=*/implicit != nullptr);
+        /*single_pass_ok=*/implicit != nullptr || q_streamed);
     if (out.condition_estimate > 0) info.condition_estimate = out.condition_estimate;
     if (out.ok || keep) {
       info.method = method;
@@ -122,11 +125,7 @@ bool try_cholesky(const Context& ctx, MatrixView<const T> a, MatrixView<T> q,
       if (implicit != nullptr && out.single_pass) {
         *implicit = true;
       } else if (implicit != nullptr && q.data() != nullptr) {
-        if (q.data() == buf.q_left.data()) {
-          GPUQR_DISPATCH(ctx, multiply_in_place, q, buf.q_right);
-        } else {
-          GPUQR_DISPATCH(ctx, multiply, Op::no_trans, buf.q_left, buf.q_right, q);
-        }
+        multiply_upper<T>(ctx, buf.q_left, buf.q_right, q);
       }
       return true;
     }

@@ -41,6 +41,16 @@ void trsm_right(lapack_int m, lapack_int n, const double* r, lapack_int ldr, dou
   cblas_dtrsm(CblasColMajor, CblasRight, CblasUpper, CblasNoTrans, CblasNonUnit, m, n, 1.0, r,
               ldr, b, ldb);
 }
+void trmm_right_upper(lapack_int m, lapack_int n, const float* x, lapack_int ldx, float* b,
+                      lapack_int ldb) {
+  cblas_strmm(CblasColMajor, CblasRight, CblasUpper, CblasNoTrans, CblasNonUnit, m, n, 1.0f, x,
+              ldx, b, ldb);
+}
+void trmm_right_upper(lapack_int m, lapack_int n, const double* x, lapack_int ldx, double* b,
+                      lapack_int ldb) {
+  cblas_dtrmm(CblasColMajor, CblasRight, CblasUpper, CblasNoTrans, CblasNonUnit, m, n, 1.0, x,
+              ldx, b, ldb);
+}
 lapack_int potrf(lapack_int n, float* a, lapack_int lda) {
   return LAPACKE_spotrf_work(LAPACK_COL_MAJOR, 'U', n, a, lda);
 }
@@ -188,6 +198,27 @@ void multiply_in_place(detail::ContextImpl&, MatrixView<T> a, MatrixView<const T
 }
 
 template <class T>
+void tall_times_upper(detail::ContextImpl&, MatrixView<const T> a, MatrixView<const T> x,
+                      MatrixView<T> q) {
+  const std::int64_t m = a.rows(), n = a.cols();
+  if (m == 0 || n == 0) return;
+  GPUQR_CHECK_ARG(q.data() != a.data() || q.ld() == a.ld(),
+                  "tall_times_upper: Q is A in place with another ld");
+  if (q.data() != a.data()) {
+    check_info(lapack::lacpy('A', to_int(m, "m"), to_int(n, "n"), a.data(), to_int(a.ld(), "lda"),
+                             q.data(), to_int(q.ld(), "ldq")),
+               "lacpy");
+  }
+  trmm_right_upper(to_int(m, "m"), to_int(n, "n"), x.data(), to_int(x.ld(), "ldx"), q.data(),
+                   to_int(q.ld(), "ldq"));
+}
+
+template <class T>
+bool tall_times_upper_wanted(detail::ContextImpl&, std::int64_t, std::int64_t) {
+  return false;
+}
+
+template <class T>
 void trsm_right_upper(detail::ContextImpl&, MatrixView<const T> r, MatrixView<T> b) {
   if (b.empty()) return;
   trsm_right(to_int(b.rows(), "m"), to_int(b.cols(), "n"), r.data(), to_int(r.ld(), "ldr"),
@@ -233,5 +264,7 @@ GPUQR_INSTANTIATE_CHOLQR_KERNELS(float)
 GPUQR_INSTANTIATE_CHOLQR_KERNELS(double)
 GPUQR_INSTANTIATE_ORHR_COL_KERNEL(float)
 GPUQR_INSTANTIATE_ORHR_COL_KERNEL(double)
+GPUQR_INSTANTIATE_TALL_TIMES_UPPER(float)
+GPUQR_INSTANTIATE_TALL_TIMES_UPPER(double)
 
 }  // namespace gpuqr::kernels::cpu

@@ -64,6 +64,22 @@ inline void trsm(cublasHandle_t h, cublasSideMode_t side, cublasFillMode_t uplo,
 }
 
 /// A grid for the 2-D kernels: x over rows (threads), y over columns (blocks).
+/// C := B X (X n x n upper triangular, its strictly lower part not read; B, C m x n; C may be
+/// B itself, same ld, for in place): cuBLAS's out-of-place TRMM.
+inline void trmm_right_upper(cublasHandle_t h, std::int64_t m, std::int64_t n, const float* x,
+                             std::int64_t ldx, const float* b, std::int64_t ldb, float* c,
+                             std::int64_t ldc) {
+  const float one = 1.0f;
+  GPUQR_CUBLAS_CHECK(cublasStrmm_64(h, CUBLAS_SIDE_RIGHT, CUBLAS_FILL_MODE_UPPER, CUBLAS_OP_N,
+                                    CUBLAS_DIAG_NON_UNIT, m, n, &one, x, ldx, b, ldb, c, ldc));
+}
+inline void trmm_right_upper(cublasHandle_t h, std::int64_t m, std::int64_t n, const double* x,
+                             std::int64_t ldx, const double* b, std::int64_t ldb, double* c,
+                             std::int64_t ldc) {
+  const double one = 1.0;
+  GPUQR_CUBLAS_CHECK(cublasDtrmm_64(h, CUBLAS_SIDE_RIGHT, CUBLAS_FILL_MODE_UPPER, CUBLAS_OP_N,
+                                    CUBLAS_DIAG_NON_UNIT, m, n, &one, x, ldx, b, ldb, c, ldc));
+}
 inline dim3 grid_2d(std::int64_t rows, std::int64_t cols, int threads) {
   const std::int64_t bx = std::min<std::int64_t>((rows + threads - 1) / threads, 65535);
   const std::int64_t by = std::min<std::int64_t>(cols, 65535);

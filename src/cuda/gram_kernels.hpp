@@ -46,6 +46,13 @@ bool gram_tf32_enabled();
 /// choice to GPUQR_GRAM_TF32. Process-wide (atomic); a test resets it to -1 however it ends.
 void gram_tf32_mode(int mode);
 
+/// Test hook for the CUDA leaf tall_times_upper_wanted (src/cuda/gram_product.cu): 1 forces
+/// the streamed Q = A X kernel wherever it applies (any m >= 1, n <= 128, the shared memory
+/// fits; FP32 with gram_tf32_enabled()), 0 forces cuBLAS's GEMM (today's path), -1 (the
+/// default) leaves it to GPUQR_QPROD (0: off; 1 or unset: the Gram kernels' rule,
+/// gram_kernel_wanted). Process-wide (atomic); a test resets it to -1 however it ends.
+void tall_times_upper_mode(int mode);
+
 /// Whether the current device has the shared memory of the 3xTF32 kernels for n columns (the
 /// product pass at n > 64 takes 224 KiB: Hopper, not A100).
 bool gram_tf32_fits(std::int64_t n);

@@ -58,7 +58,18 @@ void ah_panel(detail::ContextImpl&, MatrixView<T>, MatrixView<T>, MatrixView<T>,
   not_compiled("cuda ah_panel");
 }
 
-void gram_tf32_mode(int) {}  // the tests' hook (src/cuda/gram_kernels.hpp): nothing to switch
+template <class T>
+void tall_times_upper(detail::ContextImpl&, MatrixView<const T>, MatrixView<const T>,
+                      MatrixView<T>) {
+  not_compiled("cuda tall_times_upper");
+}
+template <class T>
+bool tall_times_upper_wanted(detail::ContextImpl&, std::int64_t, std::int64_t) {
+  return false;
+}
+
+void gram_tf32_mode(int) {}
+void tall_times_upper_mode(int) {}  // the tests' hook (src/cuda/gram_kernels.hpp): nothing to switch
 
 GPUQR_INSTANTIATE_QRF_AH_KERNELS(float)
 GPUQR_INSTANTIATE_QRF_AH_KERNELS(double)
@@ -66,5 +77,7 @@ GPUQR_INSTANTIATE_CHOLQR_KERNELS(float)
 GPUQR_INSTANTIATE_CHOLQR_KERNELS(double)
 GPUQR_INSTANTIATE_ORHR_COL_KERNEL(float)
 GPUQR_INSTANTIATE_ORHR_COL_KERNEL(double)
+GPUQR_INSTANTIATE_TALL_TIMES_UPPER(float)
+GPUQR_INSTANTIATE_TALL_TIMES_UPPER(double)
 
 }  // namespace gpuqr::kernels::cuda
