@@ -93,7 +93,7 @@ bool parse(int argc, char** argv, Options& o) {
   return true;
 }
 
-double median(std::vector<double> t) {
+[[maybe_unused]] double median(std::vector<double> t) {
   if (t.empty()) return 0;
   std::sort(t.begin(), t.end());
   return t[t.size() / 2];

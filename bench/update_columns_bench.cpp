@@ -143,7 +143,7 @@ struct Tally {
 };
 
 /// The model chose right when it picked the measured faster one, or one within 10% of it.
-bool choice_right(double pred_update, double pred_refactor, double update, double refactor) {
+[[maybe_unused]] bool choice_right(double pred_update, double pred_refactor, double update, double refactor) {
   const bool pick_update = pred_update <= pred_refactor;
   const double picked = pick_update ? update : refactor;
   return picked <= 1.1 * std::min(update, refactor);
@@ -151,7 +151,7 @@ bool choice_right(double pred_update, double pred_refactor, double update, doubl
 
 template <class T>
 void run_case(const Options& o, const Context& ctx, const gpuqr::UpdateCostModel& model,
-              const Case& c, const char* prec, Tally& tally) {
+              const Case& c, const char* prec, [[maybe_unused]] Tally& tally) {
   const std::uint64_t seed = static_cast<std::uint64_t>(c.m * 31 + c.n * 7 + c.p + c.k);
   const Matrix<T> a = gpuqr::testing::random_matrix<T>(c.m, c.n, seed);
   const Matrix<T> b = gpuqr::testing::random_matrix<T>(c.m, 1, seed + 1);
