@@ -23,6 +23,7 @@
 #include "gpuqr/tsqr.hpp"
 #include "src/core/cholqr_kernels.hpp"
 #include "tests/support/backends.hpp"
+#include "tests/support/env_knob.hpp"
 #include "tests/support/generators.hpp"
 #include "tests/support/tsqr_checks.hpp"
 #include "tests/support/twins.hpp"
@@ -31,29 +32,6 @@ namespace gpuqr::testing {
 namespace {
 
 class GramKernels : public BackendTest {};
-
-/// Sets an environment variable for the scope (the leaves read theirs on every call).
-class EnvKnob {
- public:
-  EnvKnob(const char* name, const char* value) : name_(name) {
-    const char* old = std::getenv(name);
-    had_ = old != nullptr;
-    if (had_) old_ = old;
-    setenv(name, value, 1);
-  }
-  ~EnvKnob() {
-    if (had_) {
-      setenv(name_.c_str(), old_.c_str(), 1);
-    } else {
-      unsetenv(name_.c_str());
-    }
-  }
-
- private:
-  std::string name_;
-  bool had_ = false;
-  std::string old_;
-};
 
 /// GPUQR_GRAM_KERNEL=1: the streamed kernels at any m.
 class GramKernelKnob : public EnvKnob {

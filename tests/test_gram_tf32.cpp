@@ -33,6 +33,7 @@
 #include "src/core/cholqr_kernels.hpp"
 #include "src/cuda/gram_kernels.hpp"
 #include "tests/support/backends.hpp"
+#include "tests/support/env_knob.hpp"
 #include "tests/support/generators.hpp"
 #include "tests/support/tsqr_checks.hpp"
 #include "tests/support/twins.hpp"
@@ -43,29 +44,6 @@ namespace {
 class GramTf32 : public BackendTest {};
 
 constexpr double kU = 1.0 / 16777216.0;  // 2^-24, FP32's unit roundoff
-
-/// Sets an environment variable for the scope (the leaves read theirs on every call).
-class EnvKnob {
- public:
-  EnvKnob(const char* name, const char* value) : name_(name) {
-    const char* old = std::getenv(name);
-    had_ = old != nullptr;
-    if (had_) old_ = old;
-    setenv(name, value, 1);
-  }
-  ~EnvKnob() {
-    if (had_) {
-      setenv(name_.c_str(), old_.c_str(), 1);
-    } else {
-      unsetenv(name_.c_str());
-    }
-  }
-
- private:
-  std::string name_;
-  bool had_ = false;
-  std::string old_;
-};
 
 /// gram_tf32_mode(mode) for the scope, back to the default (-1) however the test ends.
 class Tf32Mode {

@@ -25,6 +25,7 @@
 #include "src/core/cholqr_kernels.hpp"
 #include "src/cuda/gram_kernels.hpp"
 #include "tests/support/backends.hpp"
+#include "tests/support/env_knob.hpp"
 #include "tests/support/tsqr_checks.hpp"
 #include "tests/support/twins.hpp"
 
@@ -45,29 +46,6 @@ class ForceKernels {
     kernels::cuda::tall_times_upper_mode(-1);
     kernels::cuda::gram_tf32_mode(-1);
   }
-};
-
-/// Sets an environment variable for the scope (the leaves read theirs on every call).
-class EnvKnob {
- public:
-  EnvKnob(const char* name, const char* value) : name_(name) {
-    const char* old = std::getenv(name);
-    had_ = old != nullptr;
-    if (had_) old_ = old;
-    setenv(name, value, 1);
-  }
-  ~EnvKnob() {
-    if (had_) {
-      setenv(name_.c_str(), old_.c_str(), 1);
-    } else {
-      unsetenv(name_.c_str());
-    }
-  }
-
- private:
-  std::string name_;
-  bool had_ = false;
-  std::string old_;
 };
 
 template <class T>
@@ -245,8 +223,10 @@ TEST_P(TallTimesUpper, RefusesAShiftedInPlace) {
 // small m), on the paper's stress matrices at widths the kernel takes, R(k, k) = rho down to
 // 1e-15: within 10x of Householder QR's orthogonality and residual, as the tall-skinny tests
 // ask of every method. With the streamed Gram kernels off (cuBLAS) and on.
-TEST_P(TallTimesUpper, CholeskyExplicitQThroughTheKernel) {
-  if (!ctx().is_cuda()) GTEST_SKIP() << "the streamed kernel is CUDA's";
+// CUDA cases only (the streamed kernel is CUDA's; they skip where no GPU is visible).
+class TallTimesUpperCuda : public BackendTest {};
+
+TEST_P(TallTimesUpperCuda, CholeskyExplicitQThroughTheKernel) {
   GPUQR_FOR_PRECISION(([&]<class T>() {
     const ForceKernels force;
     const double eps = std::numeric_limits<T>::epsilon();
@@ -293,6 +273,7 @@ TEST_P(TallTimesUpper, CholeskyExplicitQThroughTheKernel) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, TallTimesUpper, all_backend_cases(), case_name);
+INSTANTIATE_TEST_SUITE_P(Backends, TallTimesUpperCuda, cuda_backend_cases(), case_name);
 
 }  // namespace
 }  // namespace gpuqr::testing
