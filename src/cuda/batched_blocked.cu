@@ -39,6 +39,7 @@
 
 #include "src/cuda/batched_internal.hpp"
 #include "src/cuda/check.hpp"
+#include "src/cuda/larfg_scalars.cuh"
 
 namespace gpuqr::kernels::cuda {
 namespace {
@@ -154,14 +155,32 @@ __device__ void factor_panel(T* s, int lds, int rows, int jb, T* s_tau) {
   for (int c = 0; c < jb; ++c) {
     T* vc = s + c * lds;
     if (warp == c % kWarps) {
-      // LAPACK's larfg (see batched_block.cu); every lane holds the same values.
-      const T xnorm = warp_tail_norm(vc, c + 1, rows, lane);
+      // LAPACK's larfg (see batched_block.cu); every lane holds the same values (the xor
+      // butterfly's sums are bit-identical). In range, the scalars come from the refined
+      // reciprocal square root and reciprocal (larfg_scalars.cuh); else the scaled norm.
       const T alpha = vc[c];
-      T t = 0;
-      if (xnorm != T(0)) {
-        const T beta = -copysign(hypot(alpha, xnorm), alpha);
-        t = (beta - alpha) / beta;
-        const T scale = T(1) / (alpha - beta);
+      T ssq = 0;
+      for (int i = c + 1 + lane; i < rows; i += 32) ssq += vc[i] * vc[i];
+      ssq = warp_sum(ssq);
+      const T total = alpha * alpha + ssq;
+      T t = 0, beta = alpha, scale = 0;
+      bool reflect = false;
+      if (larfg_in_range(ssq, total)) {
+        const Scalars<T> h = larfg_scalars(alpha, total);
+        beta = h.beta;
+        t = h.tau;
+        scale = h.scale;
+        reflect = true;
+      } else {
+        const T xnorm = warp_tail_norm(vc, c + 1, rows, lane);
+        if (xnorm != T(0)) {
+          beta = -copysign(hypot(alpha, xnorm), alpha);
+          t = (beta - alpha) / beta;
+          scale = T(1) / (alpha - beta);
+          reflect = true;
+        }
+      }
+      if (reflect) {
         __syncwarp();  // every lane has read alpha before lane 0 overwrites it with beta
         for (int i = c + 1 + lane; i < rows; i += 32) vc[i] *= scale;
         if (lane == 0) vc[c] = beta;

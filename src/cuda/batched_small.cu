@@ -44,6 +44,7 @@
 
 #include "src/cuda/batched_internal.hpp"
 #include "src/cuda/check.hpp"
+#include "src/cuda/larfg_scalars.cuh"
 
 namespace gpuqr::kernels::cuda::batched {
 namespace {
@@ -276,59 +277,6 @@ struct Lane {
   int m, n, k, kmax, col, s, gl;
 };
 
-template <class T>
-struct Scalars {
-  T beta, tau, scale;
-};
-
-/// Hardware approximations (MUFU: from the high word of a double, so about 20 correct bits;
-/// about 23 for float) that the Newton steps below refine. Only called on normal, positive,
-/// finite arguments (see larfg_scalars).
-__device__ __forceinline__ double rsqrt_approx(double x) {
-  double y;
-  asm("rsqrt.approx.f64 %0, %1;" : "=d"(y) : "d"(x));
-  return y;
-}
-__device__ __forceinline__ float rsqrt_approx(float x) {
-  float y;
-  asm("rsqrt.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
-  return y;
-}
-__device__ __forceinline__ double rcp_approx(double x) {
-  double y;
-  asm("rcp.approx.ftz.f64 %0, %1;" : "=d"(y) : "d"(x));
-  return y;
-}
-__device__ __forceinline__ float rcp_approx(float x) {
-  float y;
-  asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
-  return y;
-}
-
-/// larfg's scalars from alpha and total = ||(alpha, x)||^2, for total in [tiny / eps, huge]
-/// (the caller's fast-path test; so every value below is normal and finite): beta =
-/// -sign(alpha) sqrt(total), tau = (beta - alpha) / beta = 1 + |alpha| / sqrt(total), and the
-/// scale 1 / (alpha - beta) of v. Inline, from one reciprocal square root and one reciprocal
-/// refined by Newton's method (two steps from the ~20-bit FP64 approximations, one from
-/// FP32's), within about an ulp of the correctly rounded values: the IEEE square root and two
-/// divisions it replaces were an out-of-line call of ~80 instructions per column plus their
-/// slow paths, a quarter of the 16 x 16 FP64 kernel's instructions.
-template <class T>
-__device__ __forceinline__ Scalars<T> larfg_scalars(T alpha, T total) {
-  constexpr int kSteps = sizeof(T) == 8 ? 2 : 1;
-  const T half = T(0.5) * total;
-  T y = rsqrt_approx(total);  // -> 1 / sqrt(total)
-#pragma unroll
-  for (int i = 0; i < kSteps; ++i) y = fma(y, fma(-half * y, y, T(0.5)), y);
-  T norm = total * y;  // -> sqrt(total), one correction from the residual total - norm^2
-  norm = fma(fma(-norm, norm, total), T(0.5) * y, norm);
-  const T denom = alpha + copysign(norm, alpha);  // alpha - beta: no cancellation
-  T r = rcp_approx(denom);
-#pragma unroll
-  for (int i = 0; i < kSteps; ++i) r = fma(r, fma(-denom, r, T(1)), r);
-  return {-copysign(norm, alpha), fma(fabs(alpha), y, T(1)), r};
-}
-
 /// A lane's rows of a column in larfg (by value, for the out-of-line path).
 template <class T, int N>
 struct Rows {
@@ -483,11 +431,9 @@ __device__ __forceinline__ void reflect_step(T* slot, const Lane& q, T (&a)[C::k
   } else {
     ss = group_sum<C::kGroup>(ss);
   }
-  constexpr T kTiny = std::numeric_limits<T>::min() / std::numeric_limits<T>::epsilon();
-  constexpr T kHuge = std::numeric_limits<T>::max();
   const bool empty = J + 1 >= q.m;  // no rows below the diagonal: H = I
   const T total = alpha * alpha + ss;
-  const bool fast = ss >= kTiny && total <= kHuge;  // false for NaN too
+  const bool fast = larfg_in_range(ss, total);
   // LAPACK's larfg: beta = -sign(alpha) ||(alpha, x)||, tau = (beta - alpha) / beta,
   // v = x / (alpha - beta); tau = 0 (H = I, x kept) when x is zero.
   bool reflect = false;
