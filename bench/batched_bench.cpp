@@ -1,13 +1,19 @@
 // gpuqr_batched_bench: gpuqr's batched geqrf against cublas<t>geqrfBatched and, for n >= 256,
 // cusolverDn<t>geqrf looped over 8 streams, side by side in one run: n = 16 .. 512, square and
 // 4:1 tall, about --gib GiB of matrices per batch, FP64 and FP32; then a variable-size batch
-// (square, n drawn uniformly from 8..512) against cuSOLVER over streams.
+// (square, n drawn uniformly from 8..512) against cuSOLVER over streams, and against
+// equal-size batches of the same total flops (issue 8's target: within 1.5x of their time):
+// at the 256 x 256 and 512 x 512 rates (--gib batches, strided), and as the sum over size
+// classes (the var batch's sizes rounded to 16, 24, 32, .. 512, ~1.5x apart) of each class's
+// flops timed as an equal-size batch of its representative size.
 // One line per case: median ms, GFLOP/s (LAWN 41 geqrf counts), GB/s (the batch read and
 // written once), and baseline time / ours. A few matrices of every batch are checked on the
 // host (backward error, orthogonality < 30; exit status 1 otherwise).
 // Without a GPU (or in a CPU-only build) it says so and exits 0.
 #include <algorithm>
 #include <chrono>
+#include <cmath>
+#include <map>
 #include <cstdio>
 #include <random>
 #include <sstream>
@@ -51,7 +57,10 @@ void usage() {
       "  LIST: comma separated n (default 16,32,64,128,256,512); G: GiB per batch (1)\n"
       "  --listed: equal-size batches as pointer arrays (geqrf_batched), not strided\n"
       "  Routing knobs (read once per process): GPUQR_BATCHED_ROUTE=old|blocked,\n"
-      "  GPUQR_BATCHED_NB=8|16|32\n");
+      "  GPUQR_BATCHED_NB=8|16|32, GPUQR_BATCHED_VGEMM=0|1|2 (trailing update: cuBLAS |\n"
+      "  ours for mixed shapes | ours always), GPUQR_BATCHED_OVERLAP=0|1 (small and block\n"
+      "  routes beside the blocked one), GPUQR_BATCHED_PANEL_SPLIT=0|1 (panel launches by\n"
+      "  row class)\n");
 }
 
 bool parse(int argc, char** argv, Options& o) {
@@ -197,10 +206,74 @@ void print(const Line& l) {
   std::printf("  check %.2g\n", l.check);
 }
 
+/// Median ms of our strided geqrf on `count` random n x n matrices.
+template <class T>
+double equal_size_ms(const Options& o, const Context& ctx, std::int64_t n, std::int64_t count) {
+  Batch<T> b = make_batch<T>(
+      std::vector<std::pair<std::int64_t, std::int64_t>>(static_cast<std::size_t>(count), {n, n}),
+      4321 + n);
+  const double ms = time_ms(
+      o.repeat, [&] { b.restore(); },
+      [&] { geqrf_strided_batched<T>(ctx, n, n, b.a, n, n * n, b.tau, n, count); },
+      [&] { ctx.synchronize(); });
+  free_batch(b);
+  return ms;
+}
+
+/// The issue's comparison for a variable batch of `shapes` factored in `var_ms`: its time over
+/// that of equal-size batches of the same flops, at the 256^2 and 512^2 rates (`rates`:
+/// GFLOP/s of the --gib batches measured above, timed here if missing), and over the sum of
+/// its size classes' times as equal-size batches.
+template <class T>
+void print_equal_flops(const Options& o, const Context& ctx, const char* prec,
+                       const std::vector<std::pair<std::int64_t, std::int64_t>>& shapes,
+                       double var_ms, std::map<std::int64_t, double>& rates) {
+  double flops = 0;
+  for (const auto& [m, n] : shapes) flops += geqrf_flops(double(m), double(n));
+  for (const std::int64_t n : {256, 512}) {
+    if (rates.count(n) == 0) {
+      const double per = double(n * n) * sizeof(T);
+      const std::int64_t count = std::max<std::int64_t>(1, std::int64_t(o.gib * (1 << 30) / per));
+      rates[n] = geqrf_flops(double(n), double(n)) * count / equal_size_ms<T>(o, ctx, n, count) / 1e6;
+    }
+    const double same_ms = flops / rates[n] / 1e6;
+    std::printf("%s var vs %lld^2: same flops at %.1f GFLOP/s take %.3f ms; var %.3f ms = %.2fx"
+                " (target <= 1.5x)\n",
+                prec, static_cast<long long>(n), rates[n], same_ms, var_ms, var_ms / same_ms);
+  }
+  // Size classes: representatives ~1.5x apart; each matrix joins the nearest (log scale).
+  const std::vector<std::int64_t> reps = {16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512};
+  std::vector<double> class_flops(reps.size(), 0);
+  for (const auto& [m, n] : shapes) {
+    std::size_t best = 0;
+    for (std::size_t c = 1; c < reps.size(); ++c)
+      if (std::fabs(std::log(double(n) / double(reps[c]))) <
+          std::fabs(std::log(double(n) / double(reps[best]))))
+        best = c;
+    class_flops[best] += geqrf_flops(double(m), double(n));
+  }
+  double sum_ms = 0;
+  std::string parts;
+  for (std::size_t c = 0; c < reps.size(); ++c) {
+    if (class_flops[c] == 0) continue;
+    const double one = geqrf_flops(double(reps[c]), double(reps[c]));
+    const auto count = std::max<std::int64_t>(1, std::llround(class_flops[c] / one));
+    const double ms = equal_size_ms<T>(o, ctx, reps[c], count) * class_flops[c] / (one * count);
+    sum_ms += ms;
+    char buf[64];
+    std::snprintf(buf, sizeof(buf), " %lld:%.3f", static_cast<long long>(reps[c]), ms);
+    parts += buf;
+  }
+  std::printf("%s var vs its size classes as equal-size batches: sum %.3f ms; var %.3f ms ="
+              " %.2fx  (class n:ms%s)\n",
+              prec, sum_ms, var_ms, var_ms / sum_ms, parts.c_str());
+}
+
 template <class T>
 int run_precision(const Options& o, const Context& ctx, BatchedBaseline* base) {
   const char* prec = sizeof(T) == 8 ? "fp64" : "fp32";
   int failures = 0;
+  std::map<std::int64_t, double> square_rates;  // n -> GFLOP/s of the square strided batches
   auto finish = [&](Line& l, Batch<T>& b) {
     for (std::size_t i : {std::size_t(0), b.m.size() / 2, b.m.size() - 1})
       l.check = std::max(l.check, check_one(b, i));
@@ -251,6 +324,7 @@ int run_precision(const Options& o, const Context& ctx, BatchedBaseline* base) {
       ours();
       ctx.synchronize();
       finish(l, b);
+      if (ratio == 1 && !o.listed) square_rates[n] = l.flops / l.ours_ms / 1e6;
       if (cublas_ms > 0) {
         Line c = l;
         c.base_name = "cublasB";
@@ -294,6 +368,7 @@ int run_precision(const Options& o, const Context& ctx, BatchedBaseline* base) {
     ctx.synchronize();
     finish(l, b);
     free_batch(b);
+    print_equal_flops<T>(o, ctx, prec, shapes, l.ours_ms, square_rates);
   }
   return failures;
 }

@@ -6,7 +6,10 @@
 // and tau agree entry by entry up to rounding on well-conditioned matrices (graded columns
 // included: Householder QR is column-scaling invariant); a rank-deficient matrix is checked
 // through the invariants alone (its trailing reflectors are rounding noise). Every batch is
-// also checked for backward error and orthogonality (Q from orgqr_vbatched).
+// also checked for backward error and orthogonality (Q from orgqr_vbatched). The mixed-shape
+// update kernels (batched_update.cu), the side stream of the one-launch routes and the split
+// panel launches are checked the same way on odd shapes (1 x 1, one row or column, tall,
+// wide) with ld > m, whose padding rows (and tau past k) must stay untouched.
 // CUDA only: the cases skip with a message without a GPU.
 #include <gtest/gtest.h>
 
@@ -24,15 +27,25 @@
 namespace gpuqr::testing {
 namespace {
 
+using kernels::cuda::BatchedOverlap;
 using kernels::cuda::BatchedRoute;
+using kernels::cuda::BatchedUpdate;
+using kernels::cuda::set_batched_overlap;
+using kernels::cuda::set_batched_panel_split;
 using kernels::cuda::set_batched_route;
+using kernels::cuda::set_batched_update;
 
 constexpr double kBound = 30.0;      // backward error, orthogonality (as test_batched.cpp)
 constexpr double kTwinBound = 100.0;  // as FactorsMatchTheCpuTwin (test_batched_twins.cpp)
 
 class BatchedBlockedCuda : public BackendTest {
  protected:
-  void TearDown() override { set_batched_route(BatchedRoute::automatic); }
+  void TearDown() override {
+    set_batched_route(BatchedRoute::automatic);
+    set_batched_update(BatchedUpdate::automatic);
+    set_batched_overlap(BatchedOverlap::automatic);
+    set_batched_panel_split(-1);
+  }
 };
 
 /// Random matrices, with the `graded` ones' columns scaled from 1e-8 to 1e8 and the
@@ -196,6 +209,119 @@ TEST_P(BatchedBlockedCuda, GelsThroughTheBlockedRouteMatchesTheCpu) {
       const double unit = double(std::max(shapes[i].m, shapes[i].n)) * accuracy::eps<T>();
       EXPECT_LT(track("blocked gels X", diff / (size * unit)), 10 * kTwinBound);
     }
+  }));
+}
+
+/// Shapes for the update kernels and the side stream: 1 x 1, one row, one column, odd sizes,
+/// tall and wide, repeated shapes (a step with a group of several) beside unique ones, and
+/// matrices of the register kernel (n <= 32, m <= 64) and of the shared-memory block route
+/// (63 x 45, 70 x 1) next to the blocked ones.
+const std::vector<BShape> kOdd = {
+    {1, 1},    {1, 70},   {70, 1},    {7, 5},     {37, 3},    {64, 64},   {65, 65},
+    {97, 96},  {96, 97},  {129, 67},  {67, 129},  {200, 200}, {200, 200}, {255, 129},
+    {301, 173}, {33, 65}, {40, 20},   {63, 45},   {150, 150}, {150, 150}, {150, 150},
+    {520, 40}, {2, 300},  {300, 2},   {99, 99}};
+
+constexpr std::int64_t kPadRows = 3;  // ld = m + 3: rows m .. m + 2 of every column poisoned
+constexpr std::int64_t kPadTau = 2;   // tau entries past min(m, n), poisoned too
+
+/// A listed batch in device memory with ld > m and poisoned padding (rows below each matrix,
+/// tau past its k entries), factored by geqrf_vbatched; `touched` counts poison overwritten.
+template <class T>
+CtxBatch<T> factor_padded(const Context& ctx, const HostBatch<T>& host, std::int64_t& touched) {
+  std::vector<Matrix<T>> mats, taus;
+  std::vector<std::int64_t> m, n, ld;
+  std::vector<T*> a_ptrs, tau_ptrs;
+  for (std::size_t i = 0; i < host.mats.size(); ++i) {
+    const std::int64_t mi = host.shapes[i].m, ni = host.shapes[i].n, k = std::min(mi, ni);
+    Matrix<T> h(mi + kPadRows, ni), t(k + kPadTau, 1);
+    for (std::int64_t j = 0; j < ni; ++j)
+      for (std::int64_t r = 0; r < mi + kPadRows; ++r)
+        h(r, j) = r < mi ? host.mats[i](r, j) : static_cast<T>(kPoison);
+    for (std::int64_t r = 0; r < t.rows(); ++r) t(r, 0) = static_cast<T>(kPoison);
+    mats.push_back(to_ctx<T>(ctx, h.view()));
+    taus.push_back(to_ctx<T>(ctx, t.view()));
+    m.push_back(mi);
+    n.push_back(ni);
+    ld.push_back(mats.back().ld());
+    a_ptrs.push_back(mats.back().data());
+    tau_ptrs.push_back(taus.back().data());
+  }
+  geqrf_vbatched<T>(ctx, m.data(), n.data(), a_ptrs.data(), ld.data(), tau_ptrs.data(),
+                    static_cast<std::int64_t>(m.size()));
+  CtxBatch<T> out;
+  touched = 0;
+  for (std::size_t i = 0; i < mats.size(); ++i) {
+    const Matrix<T> h = to_host(ctx, mats[i]), t = to_host(ctx, taus[i]);
+    const std::int64_t k = std::min(m[i], n[i]);
+    for (std::int64_t j = 0; j < n[i]; ++j)
+      for (std::int64_t r = m[i]; r < h.rows(); ++r)
+        if (h(r, j) != static_cast<T>(kPoison)) ++touched;
+    for (std::int64_t r = k; r < t.rows(); ++r)
+      if (t(r, 0) != static_cast<T>(kPoison)) ++touched;
+    out.add(to_ctx<T>(ctx, h.view().block(0, 0, m[i], n[i])),
+            to_ctx<T>(ctx, t.view().block(0, 0, std::max<std::int64_t>(k, 1), 1)));
+  }
+  return out;
+}
+
+TEST_P(BatchedBlockedCuda, UpdateKernelsAndSideStreamMatchTheCpuTwin) {
+  GPUQR_FOR_PRECISION(([&]<class T>() {
+    const HostBatch<T> host = make_mixed<T>(kOdd, 123, {6, 14}, {});
+    const CtxBatch<T> ref = cpu_factors(host);
+    for (const BatchedUpdate update :
+         {BatchedUpdate::own, BatchedUpdate::automatic, BatchedUpdate::cublas}) {
+      for (const BatchedOverlap overlap : {BatchedOverlap::on, BatchedOverlap::off}) {
+        // The panel split alternates so that it meets both update paths and both overlaps.
+        const int split = (static_cast<int>(update) + static_cast<int>(overlap)) % 2;
+        SCOPED_TRACE("update " + std::to_string(static_cast<int>(update)) + ", overlap " +
+                     std::to_string(static_cast<int>(overlap)) + ", panel split " +
+                     std::to_string(split));
+        set_batched_update(update);
+        set_batched_overlap(overlap);
+        set_batched_panel_split(split);
+        std::int64_t touched = -1;
+        const CtxBatch<T> dev = factor_padded<T>(ctx(), host, touched);
+        EXPECT_EQ(touched, 0) << "entries below a matrix (ld > m) or past its tau were written";
+        expect_twin<T>(ctx(), host, dev, ref, {});
+        check_factors<T>(ctx(), host, dev, kBound);
+      }
+    }
+  }));
+}
+
+TEST_P(BatchedBlockedCuda, UpdateKernelsAtEveryPanelWidth) {
+  GPUQR_FOR_PRECISION(([&]<class T>() {
+    const HostBatch<T> host = make_mixed<T>(kOdd, 321, {9}, {});
+    const CtxBatch<T> ref = cpu_factors(host);
+    set_batched_update(BatchedUpdate::own);
+    set_batched_panel_split(1);
+    for (const int nb : {32, 16, 8}) {
+      SCOPED_TRACE("nb " + std::to_string(nb));
+      set_batched_route(BatchedRoute::blocked, nb);
+      std::int64_t touched = -1;
+      const CtxBatch<T> dev = factor_padded<T>(ctx(), host, touched);
+      EXPECT_EQ(touched, 0) << "entries below a matrix (ld > m) or past its tau were written";
+      expect_twin<T>(ctx(), host, dev, ref, {});
+      check_factors<T>(ctx(), host, dev, kBound);
+    }
+  }));
+}
+
+/// Our update kernels on one shape too (a listed batch of equal matrices; the default takes
+/// cuBLAS gemmBatched there), many matrices so that a step has thousands of tiles, and the
+/// rank-deficient matrix through the invariants.
+TEST_P(BatchedBlockedCuda, UpdateKernelsOnOneShapeAndManyMatrices) {
+  GPUQR_FOR_PRECISION(([&]<class T>() {
+    set_batched_update(BatchedUpdate::own);
+    std::vector<BShape> shapes(40, BShape{160, 144});
+    const HostBatch<T> one = make_mixed<T>(shapes, 8, {3}, {5});
+    const CtxBatch<T> ref = cpu_factors(one);
+    CtxBatch<T> dev = to_ctx_batch<T>(ctx(), one);
+    geqrf_batched<T>(ctx(), 160, 144, dev.a_ptrs.data(), dev.ld[0], dev.tau_ptrs.data(),
+                     dev.count());
+    expect_twin<T>(ctx(), one, dev, ref, {5});
+    check_factors<T>(ctx(), one, dev, kBound);
   }));
 }
 

@@ -17,6 +17,10 @@
 //                     at that step), which keeps a variable-size batch at 2 GEMM calls per step
 //                     where bucketing by shape would cost 2 calls per distinct shape per step
 //                     (hundreds for sizes drawn from 8..512).
+//   listed, several   by default our two update kernels instead (batched_update.cu: one
+//                     launch each for all shapes, a thread block per output tile; the grouped
+//                     GEMM gets one group per matrix there, as C's ld differs per matrix);
+//                     GPUQR_BATCHED_VGEMM=0 keeps cuBLAS, =2 takes ours for one shape too.
 // The pointer arrays, descriptors and workspace offsets of every step are built on the host
 // once per call and uploaded in one copy; the GEMM group arrays are host arrays built once.
 // A listed batch is ordered by k = min(m, n), largest first, so the matrices that still have
@@ -46,6 +50,7 @@ namespace {
 
 std::atomic<int> route_override{static_cast<int>(BatchedRoute::automatic)};
 std::atomic<int> nb_override{0};
+std::atomic<int> update_override{static_cast<int>(BatchedUpdate::automatic)};
 
 }  // namespace
 
@@ -53,6 +58,8 @@ void set_batched_route(BatchedRoute route, int nb) {
   route_override.store(static_cast<int>(route));
   nb_override.store(nb == 8 || nb == 16 || nb == 32 ? nb : 0);
 }
+
+void set_batched_update(BatchedUpdate update) { update_override.store(static_cast<int>(update)); }
 
 namespace batched {
 namespace {
@@ -84,6 +91,30 @@ int env_nb() {
     return x == 8 || x == 16 || x == 32 ? x : 0;
   }();
   return nb;
+}
+
+/// GPUQR_BATCHED_VGEMM, read once: "0" cuBLAS everywhere (gemmGroupedBatched for mixed
+/// shapes), "2" our update kernels at every listed step, anything else or unset: ours where a
+/// step has several shapes.
+BatchedUpdate env_update() {
+  static const BatchedUpdate update = [] {
+    const char* v = std::getenv("GPUQR_BATCHED_VGEMM");
+    const std::string s = v == nullptr ? "" : v;
+    if (s == "0") return BatchedUpdate::cublas;
+    if (s == "2") return BatchedUpdate::own;
+    return BatchedUpdate::automatic;
+  }();
+  return update;
+}
+
+/// Whether a listed step whose update has `shapes` distinct (rows, nc, jb, ld) runs our update
+/// kernels (batched_update.cu) rather than cuBLAS.
+bool own_update(std::size_t shapes) {
+  auto u = static_cast<BatchedUpdate>(update_override.load());
+  if (u == BatchedUpdate::automatic) u = env_update();
+  if (u == BatchedUpdate::cublas) return false;
+  if (u == BatchedUpdate::own) return true;
+  return shapes > 1;
 }
 
 BatchedRoute current_route() {
@@ -426,13 +457,20 @@ cublasHandle_t blas_of(const detail::ContextImpl& ctx) {
 
 /// One step of a listed group: the panel's matrices (a prefix of the group's order), and the
 /// trailing update's problems, ordered by shape (rows, nc, jb, ld) so that equal shapes are
-/// consecutive: their pointer arrays Y, C, W, V (4 x updates) start at `ptrs_at` in staging.
+/// consecutive: for cuBLAS their pointer arrays Y, C, W, V (4 x updates) start at `ptrs_at`
+/// in staging; for our kernels (`own`) the two tile tables (panel_count + 1 ints each) do.
 template <class T>
 struct Step {
   int j = 0;
   std::int64_t panel_count = 0, max_rows = 0;
+  // Split panel launch: matrices split .. panel_count-1 have at most split_rows rows (at most
+  // half of max_rows), so a launch of their own fits 2x or more blocks per SM; split ==
+  // panel_count: one launch.
+  std::int64_t split = 0, split_rows = 0;
   std::vector<std::int64_t> updates;  // indices into the group's order
   GemmGroups<T> first, second;        // W = Y^T C; C := C - V W
+  bool own = false;
+  std::vector<int> tiles_w, tiles_c;  // own: tiles before each panel matrix, and the total
   std::size_t ptrs_at = 0;
 };
 
@@ -468,6 +506,14 @@ void plan_steps(Group<T>& g) {
       const int jb = std::min(nb, k - j);
       if (d.n - j - jb > 0) st.updates.push_back(static_cast<std::int64_t>(i));
     }
+    // The longest suffix of the panel's matrices with at most half the rows.
+    st.split = st.panel_count;
+    for (std::int64_t i = st.panel_count - 1; i >= 0; --i) {
+      const std::int64_t rows = g.mats[static_cast<std::size_t>(i)].m - j;
+      if (2 * std::max(rows, st.split_rows) > st.max_rows) break;
+      st.split = i;
+      st.split_rows = std::max(rows, st.split_rows);
+    }
     auto key = [&](std::int64_t i) {
       const Desc<T>& d = g.mats[static_cast<std::size_t>(i)];
       const int jb = std::min(nb, std::min(d.m, d.n) - j);
@@ -483,6 +529,22 @@ void plan_steps(Group<T>& g) {
       st.first.add(CUBLAS_OP_T, jb, nc, rows, T(1), rows, ld, T(0), jb, count);
       st.second.add(CUBLAS_OP_N, rows, nc, jb, T(-1), rows, jb, T(1), ld, count);
       u = v;
+    }
+    st.own = !st.updates.empty() && own_update(st.first.size.size());
+    if (st.own) {
+      st.tiles_w.assign(1, 0);
+      st.tiles_c.assign(1, 0);
+      for (std::int64_t i = 0; i < st.panel_count; ++i) {
+        const Desc<T>& d = g.mats[static_cast<std::size_t>(i)];
+        const int jb = std::min(nb, std::min(d.m, d.n) - j);
+        const int rows = d.m - j, nc = d.n - j - jb;
+        const std::int64_t w = st.tiles_w.back() + update_w_tiles(rows, nc, jb);
+        const std::int64_t c = st.tiles_c.back() + update_c_tiles(rows, nc, jb);
+        if (c > std::numeric_limits<int>::max())
+          GPUQR_THROW(InvalidArgument, "batched QR: too many update tiles in one step");
+        st.tiles_w.push_back(static_cast<int>(w));
+        st.tiles_c.push_back(static_cast<int>(c));
+      }
     }
     g.steps.push_back(std::move(st));
   }
@@ -563,9 +625,37 @@ void blocked_geqrf_strided(detail::ContextImpl& ctx, const DeviceBatch<T>& b, vo
   }
 }
 
+/// The panel launch(es) of step `st`: one, or with a side stream and a split point two, the
+/// matrices from the split point on the side stream with their own (smaller) shared memory,
+/// so that they share SMs with the large panels instead of queueing behind them.
+template <class T>
+void launch_step_panel(const Group<T>& g, const Step<T>& st, const DeviceBatch<T>& all, T* ws,
+                       const std::int64_t* offsets, const SideStream& side,
+                       cudaStream_t stream) {
+  DeviceBatch<T> b = all;
+  const bool split = side.stream != nullptr && st.split > 0 && st.split < st.panel_count;
+  if (!split) {
+    b.count = st.panel_count;
+    launch_panel(g.nb, PanelArgs<T>{b, ws, offsets, 0, st.j}, st.max_rows, stream);
+    return;
+  }
+  GPUQR_CUDA_CHECK(cudaEventRecord(side.fork, stream));
+  GPUQR_CUDA_CHECK(cudaStreamWaitEvent(side.stream, side.fork, 0));
+  DeviceBatch<T> tail = all;
+  tail.list = all.list + st.split;
+  tail.count = st.panel_count - st.split;
+  launch_panel(g.nb, PanelArgs<T>{tail, ws, offsets + st.split, 0, st.j}, st.split_rows,
+               side.stream);
+  GPUQR_CUDA_CHECK(cudaEventRecord(side.join, side.stream));
+  b.count = st.split;
+  launch_panel(g.nb, PanelArgs<T>{b, ws, offsets, 0, st.j}, st.max_rows, stream);
+  // The step's update reads every panel's V and Y.
+  GPUQR_CUDA_CHECK(cudaStreamWaitEvent(stream, side.join, 0));
+}
+
 template <class T>
 void blocked_geqrf_listed(detail::ContextImpl& ctx, const std::vector<Desc<T>>& mats,
-                          void* work, std::size_t bytes) {
+                          void* work, std::size_t bytes, const SideStream& side) {
   if (mats.empty()) return;
   const std::int64_t budget = smem_budget(ctx.device);
   std::vector<Group<T>> groups;
@@ -588,7 +678,11 @@ void blocked_geqrf_listed(detail::ContextImpl& ctx, const std::vector<Desc<T>>& 
     plan_steps(g);
     g.descs_at = stage_take(staged, g.mats.size() * sizeof(Desc<T>));
     g.offsets_at = stage_take(staged, g.mats.size() * sizeof(std::int64_t));
-    for (Step<T>& st : g.steps) st.ptrs_at = stage_take(staged, 4 * st.updates.size() * sizeof(T*));
+    // Our tables take 2 (panel_count + 1) ints, within blocked_bytes' 4 pointers per update
+    // (a step's panel has at least one matrix).
+    for (Step<T>& st : g.steps)
+      st.ptrs_at = st.own ? stage_take(staged, 2 * st.tiles_w.size() * sizeof(int))
+                          : stage_take(staged, 4 * st.updates.size() * sizeof(T*));
     for (const Desc<T>& d : g.mats) {
       g.offsets.push_back(ws_total);
       ws_total += ws_elems(d.m, d.n, g.nb);
@@ -607,6 +701,12 @@ void blocked_geqrf_listed(detail::ContextImpl& ctx, const std::vector<Desc<T>>& 
     std::memcpy(host.data() + g.offsets_at, g.offsets.data(),
                 g.offsets.size() * sizeof(std::int64_t));
     for (const Step<T>& st : g.steps) {
+      if (st.own) {
+        const std::size_t bytes = st.tiles_w.size() * sizeof(int);
+        std::memcpy(host.data() + st.ptrs_at, st.tiles_w.data(), bytes);
+        std::memcpy(host.data() + st.ptrs_at + bytes, st.tiles_c.data(), bytes);
+        continue;
+      }
       const std::size_t u = st.updates.size();
       std::vector<T*> ptrs(4 * u);
       for (std::size_t q = 0; q < u; ++q) {
@@ -632,10 +732,16 @@ void blocked_geqrf_listed(detail::ContextImpl& ctx, const std::vector<Desc<T>>& 
     b.list = reinterpret_cast<const Desc<T>*>(base + g.descs_at);
     const auto* offsets = reinterpret_cast<const std::int64_t*>(base + g.offsets_at);
     for (const Step<T>& st : g.steps) {
-      b.count = st.panel_count;
-      launch_panel(g.nb, PanelArgs<T>{b, ws, offsets, 0, st.j}, st.max_rows, ctx.stream);
+      launch_step_panel(g, st, b, ws, offsets, side, ctx.stream);
       const std::size_t u = st.updates.size();
       if (u == 0) continue;
+      if (st.own) {
+        const auto* tiles = reinterpret_cast<const int*>(base + st.ptrs_at);
+        const UpdateArgs<T> up{b.list, ws, offsets, tiles, tiles + st.tiles_w.size(),
+                               static_cast<int>(st.panel_count), st.j, g.nb};
+        launch_update(up, st.tiles_w.back(), st.tiles_c.back(), ctx.stream);
+        continue;
+      }
       T* const* ptrs = reinterpret_cast<T* const*>(base + st.ptrs_at);
       run_groups(h, st.first, ptrs, ptrs + u, ptrs + 2 * u);        // W = Y^T C
       run_groups(h, st.second, ptrs + 3 * u, ptrs + 2 * u, ptrs + u);  // C -= V W
@@ -650,7 +756,7 @@ void blocked_geqrf_listed(detail::ContextImpl& ctx, const std::vector<Desc<T>>& 
   template void blocked_geqrf_strided<T>(detail::ContextImpl&, const DeviceBatch<T>&, void*,  \
                                          std::size_t);                                         \
   template void blocked_geqrf_listed<T>(detail::ContextImpl&, const std::vector<Desc<T>>&,    \
-                                        void*, std::size_t);
+                                        void*, std::size_t, const SideStream&);
 
 GPUQR_INSTANTIATE_BATCHED_BLOCKED(float)
 GPUQR_INSTANTIATE_BATCHED_BLOCKED(double)

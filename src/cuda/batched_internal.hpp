@@ -91,9 +91,47 @@ std::size_t blocked_bytes(const std::vector<Desc<T>>& mats, std::int64_t budget_
 template <class T>
 void blocked_geqrf_strided(detail::ContextImpl& ctx, const DeviceBatch<T>& b, void* work,
                            std::size_t bytes);
+/// A second stream for the listed form's split panel launches (GPUQR_BATCHED_PANEL_SPLIT):
+/// `stream` is forked from the context's stream by recording `fork` there and joined back by
+/// `join`; stream == nullptr: no split.
+struct SideStream {
+  cudaStream_t stream = nullptr;
+  cudaEvent_t fork = nullptr, join = nullptr;
+};
+
 template <class T>
 void blocked_geqrf_listed(detail::ContextImpl& ctx, const std::vector<Desc<T>>& mats,
-                          void* work, std::size_t bytes);
+                          void* work, std::size_t bytes, const SideStream& side = {});
+
+/// One panel step's trailing update for a listed batch of mixed shapes (batched_update.cu):
+/// matrices 0 .. count-1 of `list` (the step's panel prefix), each with its workspace at ws +
+/// offsets[i] (V, Y = V T: m x nb each, ld m - j; W after them: nb x n, ld jb), step j, panel
+/// width nb. tiles_w / tiles_c: count + 1 ascending ints in device memory, the output tiles
+/// before matrix i of W = Y^T C and of C -= V W (update_w_tiles / update_c_tiles per matrix).
+template <class T>
+struct UpdateArgs {
+  const Desc<T>* list;
+  T* ws;
+  const std::int64_t* offsets;
+  const int* tiles_w;
+  const int* tiles_c;
+  int count, j, nb;
+};
+
+/// Output tiles of the two update kernels (rows x columns; W's tile row covers jb <= 32).
+constexpr int kUpdateWRows = 32, kUpdateWCols = 64;
+constexpr int kUpdateCRows = 64, kUpdateCCols = 64;
+
+/// Tiles of W = Y^T C and of C -= V W for a matrix with `rows` = m - j, `nc` trailing columns
+/// and a panel of jb columns (0 where nothing is updated).
+int update_w_tiles(int rows, int nc, int jb);
+int update_c_tiles(int rows, int nc, int jb);
+
+/// W = Y^T C then C := C - V W for every matrix of `p` (total_w, total_c: the tables' last
+/// entries): two launches on `stream`, asynchronous.
+template <class T>
+void launch_update(const UpdateArgs<T>& p, std::int64_t total_w, std::int64_t total_c,
+                   cudaStream_t stream);
 
 /// dst_i := src_i for every pair: dst's entry i gives the m x n block copied (its m, n, ld),
 /// src's entry i where it is read (its ld; at least dst's m x n). One launch for the batch.

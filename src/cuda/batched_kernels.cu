@@ -24,10 +24,12 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <limits>
 #include <map>
 #include <mutex>
+#include <string>
 #include <vector>
 
 #include "gpuqr/dense.hpp"
@@ -89,6 +91,33 @@ void on_lanes(detail::ContextImpl& ctx, const std::vector<std::int64_t>& items, 
     GPUQR_CUDA_CHECK(cudaEventRecord(lanes.join[l], lanes.ctx[l].stream()));
     GPUQR_CUDA_CHECK(cudaStreamWaitEvent(ctx.stream, lanes.join[l], 0));
   }
+}
+
+std::atomic<int> overlap_override{static_cast<int>(BatchedOverlap::automatic)};
+
+/// Whether a listed batch's small and block launches go to a side stream (see
+/// BatchedOverlap); GPUQR_BATCHED_OVERLAP read once, "0" off.
+bool overlap_small() {
+  static const bool env = [] {
+    const char* v = std::getenv("GPUQR_BATCHED_OVERLAP");
+    return !(v != nullptr && std::string(v) == "0");
+  }();
+  const auto o = static_cast<BatchedOverlap>(overlap_override.load());
+  return o == BatchedOverlap::automatic ? env : o == BatchedOverlap::on;
+}
+
+std::atomic<int> split_override{-1};
+
+/// Whether the blocked route's listed panel launches are split by row class onto a side
+/// stream (batched_blocked.cu, launch_step_panel); GPUQR_BATCHED_PANEL_SPLIT read once, "1"
+/// on. Off by default: unmeasured, and each split step adds two cross-stream waits.
+bool split_panels() {
+  static const bool env = [] {
+    const char* v = std::getenv("GPUQR_BATCHED_PANEL_SPLIT");
+    return v != nullptr && std::string(v) == "1";
+  }();
+  const int o = split_override.load();
+  return o < 0 ? env : o == 1;
 }
 
 /// Bump allocation from the call workspace, sized once per leaf call.
@@ -249,22 +278,46 @@ void geqrf_impl(detail::ContextImpl& ctx, const MatrixBatch<T>& a, Scratch& scra
   std::vector<Desc<T>> all;
   for (const auto& bucket : buckets) all.insert(all.end(), bucket.begin(), bucket.end());
   const Desc<T>* d = upload(ctx, scratch, all);
+  // Beside the blocked route, the one-launch routes go to a side stream: the blocked route's
+  // late steps leave most SMs idle (few matrices, launch-bound), which these fill. The side
+  // stream starts after the upload above and is joined back before the dense route.
+  Lanes* side = nullptr;
+  cudaStream_t one_launch = ctx.stream;
+  if (!all.empty() && !blocked.empty() && overlap_small()) {
+    side = &lanes_for(ctx.device);
+    one_launch = side->ctx[0].stream();
+    GPUQR_CUDA_CHECK(cudaEventRecord(side->fork, ctx.stream));
+    GPUQR_CUDA_CHECK(cudaStreamWaitEvent(one_launch, side->fork, 0));
+  }
   std::size_t first = 0;
   for (std::size_t c = 0; c < buckets.size(); ++c) {
     const std::size_t count = buckets[c].size();
     if (count == 0) continue;
     const DeviceBatch<T> b = listed(d, first, count);
     if (c < batched::kSmallClasses) {
-      batched::launch_small_geqrf(b, static_cast<int>(c), ctx.stream);
+      batched::launch_small_geqrf(b, static_cast<int>(c), one_launch);
     } else {
-      batched::launch_block_geqrf(b, block_elems, ctx.device, ctx.stream);
+      batched::launch_block_geqrf(b, block_elems, ctx.device, one_launch);
     }
     first += count;
   }
+  if (side != nullptr) GPUQR_CUDA_CHECK(cudaEventRecord(side->join[0], one_launch));
   if (!blocked.empty()) {
     const std::size_t bytes = batched::blocked_bytes(blocked, smem);
-    batched::blocked_geqrf_listed(ctx, blocked, scratch.take<unsigned char>(bytes), bytes);
+    batched::SideStream split;
+    if (split_panels()) {
+      // Lane 1: lane 0 may hold the one-launch routes, which the split panels need not wait
+      // for. join[1] is free until the dense route's fork below re-records it (after our
+      // waits have captured it).
+      Lanes& lanes = lanes_for(ctx.device);
+      split = {lanes.ctx[1].stream(), lanes.fork, lanes.join[1]};
+    }
+    batched::blocked_geqrf_listed(ctx, blocked, scratch.take<unsigned char>(bytes), bytes,
+                                  split);
   }
+  // Later work on the context's stream (the caller's, or the dense lanes' fork, which reuses
+  // these events after this wait has captured them) sees the side stream's matrices done.
+  if (side != nullptr) GPUQR_CUDA_CHECK(cudaStreamWaitEvent(ctx.stream, side->join[0], 0));
   geqrf_dense(ctx, a, dense);
 }
 
@@ -305,6 +358,12 @@ void apply_impl(detail::ContextImpl& ctx, Op op, bool identity, const MatrixBatc
 }
 
 }  // namespace
+
+void set_batched_overlap(BatchedOverlap overlap) {
+  overlap_override.store(static_cast<int>(overlap));
+}
+
+void set_batched_panel_split(int split) { split_override.store(split < 0 ? -1 : (split ? 1 : 0)); }
 
 template <class T>
 void batched_geqrf(detail::ContextImpl& ctx, const MatrixBatch<T>& a) {

@@ -28,6 +28,9 @@ void batched_lstsq(detail::ContextImpl&, const MatrixBatch<T>&, const MatrixBatc
 }
 
 void set_batched_route(BatchedRoute, int) {}  // no CUDA routes to steer
+void set_batched_update(BatchedUpdate) {}
+void set_batched_overlap(BatchedOverlap) {}
+void set_batched_panel_split(int) {}
 
 GPUQR_INSTANTIATE_BATCHED_KERNELS(float)
 GPUQR_INSTANTIATE_BATCHED_KERNELS(double)
