@@ -91,4 +91,14 @@ enum class BatchedRoute { automatic, old, blocked };
 /// 0: GPUQR_BATCHED_NB or 32) for later calls in this process. Not for concurrent use with
 /// running batched calls. A build without CUDA ignores it.
 void set_batched_route(BatchedRoute route, int nb = 0);
+
+/// Routing of the CUDA batched geqrf's cooperative register kernel for small tall matrices
+/// (src/cuda/batched_tall_small.cu): `automatic` follows GPUQR_BATCHED_TALL (0 off, 2
+/// outside_small, else on); `off`: the routes before it; `on`: n <= 32 with 32 < m <= 256, and
+/// n <= 64 with m <= 128; `outside_small`: those the small register kernel does not take.
+enum class TallRoute { automatic, off, on, outside_small };
+
+/// Test hook: overrides the tall route's knob for later calls in this process. Not for
+/// concurrent use with running batched calls. A build without CUDA ignores it.
+void set_batched_tall(TallRoute route);
 }  // namespace gpuqr::kernels::cuda

@@ -28,6 +28,7 @@ void batched_lstsq(detail::ContextImpl&, const MatrixBatch<T>&, const MatrixBatc
 }
 
 void set_batched_route(BatchedRoute, int) {}  // no CUDA routes to steer
+void set_batched_tall(TallRoute) {}
 
 GPUQR_INSTANTIATE_BATCHED_KERNELS(float)
 GPUQR_INSTANTIATE_BATCHED_KERNELS(double)
