@@ -32,7 +32,16 @@ constexpr double kTwinBound = 100.0;  // as FactorsMatchTheCpuTwin (test_batched
 
 class BatchedBlockedCuda : public BackendTest {
  protected:
-  void TearDown() override { set_batched_route(BatchedRoute::automatic); }
+  // The tall register kernel would take 64x64 and 100x37 first: off here, so
+  // that these cases keep exercising the blocked route (test_batched_tall_small.cpp has it).
+  void SetUp() override {
+    BackendTest::SetUp();
+    kernels::cuda::set_batched_tall(kernels::cuda::TallRoute::off);
+  }
+  void TearDown() override {
+    set_batched_route(BatchedRoute::automatic);
+    kernels::cuda::set_batched_tall(kernels::cuda::TallRoute::automatic);
+  }
 };
 
 /// Random matrices, with the `graded` ones' columns scaled from 1e-8 to 1e8 and the
