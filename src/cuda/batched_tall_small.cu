@@ -160,6 +160,19 @@ __device__ __forceinline__ bool granules_ok(const Desc<T>& d) {
   return reinterpret_cast<std::uintptr_t>(d.a) % 16 == 0 && d.ld % C::kGe == 0;
 }
 
+/// larfg's results for one column, kept in shared memory until the matrix is stored: the
+/// column's final entries are R above the diagonal, beta on it and v = x * scale below.
+template <class T>
+struct ColumnInfo {
+  T tau, beta, scale, pad;
+};
+
+/// Offset of register i's row from the lane's first row: g * kStride + h for i = g * kGe + h.
+template <class C>
+__device__ __forceinline__ constexpr int row_off(int i) {
+  return (i / C::kGe) * C::kStride + i % C::kGe;
+}
+
 /// This lane's rows of column `col` (zeros past m and for col >= n).
 template <class C, class T>
 __device__ __forceinline__ void load_column(const Desc<T>& d, bool whole, int col, int s,
@@ -179,39 +192,34 @@ __device__ __forceinline__ void load_column(const Desc<T>& d, bool whole, int co
   }
 }
 
-/// This lane's rows (< m) of column `col` (< n) back to global memory.
+/// This lane's rows (< m) of column `col` (< n) back to global memory: for a factored
+/// column (col < k) R above the diagonal, beta on it and x * scale below (see reflector).
 template <class C, class T>
 __device__ __forceinline__ void store_column(const Desc<T>& d, bool whole, int col, int s,
-                                             const T (&a)[C::kRL]) {
+                                             const T (&a)[C::kRL], const ColumnInfo<T>* info) {
   if (col >= d.n) return;
+  const bool factored = col < min(d.m, d.n);
+  const ColumnInfo<T> f = factored ? info[col] : ColumnInfo<T>{0, 0, 1, 0};
+  const int d0 = factored ? col - s * C::kGe : C::kM;  // no row is below or on it otherwise
   T* p = d.a + std::int64_t(col) * d.ld;
 #pragma unroll
   for (int g = 0; g < C::kG; ++g) {
     const int row = g * C::kStride + s * C::kGe;
-    const T* src = a + g * C::kGe;
+    T out[C::kGe];
+#pragma unroll
+    for (int h = 0; h < C::kGe; ++h) {
+      const int i = g * C::kGe + h;
+      out[h] = row_off<C>(i) > d0 ? a[i] * f.scale : (row_off<C>(i) == d0 ? f.beta : a[i]);
+    }
     if (whole && row + C::kGe <= d.m) {
-      store_granule(p + row, src);
+      store_granule(p + row, out);
     } else {
 #pragma unroll
       for (int h = 0; h < C::kGe; ++h)
-        if (row + h < d.m) p[row + h] = src[h];
+        if (row + h < d.m) p[row + h] = out[h];
     }
   }
-}
-
-template <class T>
-using Bits = std::conditional_t<sizeof(T) == 8, unsigned long long, unsigned>;
-__device__ __forceinline__ unsigned long long bits_of(double v) {
-  return static_cast<unsigned long long>(__double_as_longlong(v));
-}
-__device__ __forceinline__ unsigned bits_of(float v) { return __float_as_uint(v); }
-template <class T>
-__device__ __forceinline__ T from_bits(Bits<T> b) {
-  if constexpr (sizeof(T) == 8) {
-    return __longlong_as_double(static_cast<long long>(b));
-  } else {
-    return __uint_as_float(b);
-  }
+  if (factored && s == 0) d.tau[col] = f.tau;
 }
 
 /// 2^e for e in the normal exponent range, built from its bits (exact, no call).
@@ -251,37 +259,31 @@ __device__ __noinline__ Scalars<T> larfg_scaled_scalars(T alpha, T sum, int e) {
   return {beta, (beta - alpha) / beta, alpha - beta};
 }
 
-/// larfg on column p (this lane's column, p < k): R's diagonal and v into a, v (0 above p, 1
-/// at p) and tau into `buf` (v at buf[row], tau at buf[M]). Returns tau. Called by the S
-/// lanes of the column together (mask: theirs). x, the rows below p, is never copied out of
-/// a: it is selected where used (registers are the budget).
+/// larfg on column p (this lane's column, p < k): v (0 above p, 1 at p) and tau into `buf`
+/// (v at buf[row], tau at buf[M]), tau, beta and v's scale into `info`. The lanes' registers
+/// keep x (the scaled path rescales it by a power of two): the column's final entries are
+/// formed when it is stored, off the chain of steps every other column waits on. Called by
+/// the S lanes of the column together (mask: theirs).
 template <class C, class T>
-__device__ __forceinline__ T reflector(T (&a)[C::kRL], int p, int m, int s, unsigned mask, T* buf) {
-  // Register i = g * kGe + h holds row g * kStride + h + s * kGe: below p iff the constant
-  // off(i) = g * kStride + h exceeds d0 = p - s * kGe.
+__device__ __forceinline__ void reflector(T (&a)[C::kRL], int p, int m, int s, unsigned mask,
+                                          T* buf, ColumnInfo<T>* info) {
+  // Register i holds row row_off(i) + s * kGe: below p iff row_off(i) > d0 = p - s * kGe.
   const int d0 = p - s * C::kGe;
-  auto off = [](int i) { return (i / C::kGe) * C::kStride + i % C::kGe; };
+  // alpha through shared memory (the column's raw rows, overwritten by v below): the owner's
+  // register index is runtime, and selecting it costs more than the round trip.
+#pragma unroll
+  for (int g = 0; g < C::kG; ++g) store_granule(buf + g * C::kStride + s * C::kGe, a + g * C::kGe);
   T part[4] = {T(0), T(0), T(0), T(0)};
 #pragma unroll
   for (int i = 0; i < C::kRL; ++i) {
-    const T x = off(i) > d0 ? a[i] : T(0);
+    const T x = row_off<C>(i) > d0 ? a[i] : T(0);
     part[i & 3] = fma(x, x, part[i & 3]);
   }
-  // alpha: the owner lane's register at row p, gathered by OR-ing the bits of the one
-  // register that matches (exact, signed zeros included) in four independent chains; a
-  // select chain would be kRL deep, and a select tree on p's bits the compiler turns into an
-  // indexed load, which sends the whole column to local memory.
-  Bits<T> part_bits[4] = {0, 0, 0, 0};
-#pragma unroll
-  for (int i = 0; i < C::kRL; ++i) part_bits[i & 3] |= off(i) == d0 ? bits_of(a[i]) : Bits<T>(0);
-  const T mine_alpha = from_bits<T>((part_bits[0] | part_bits[1]) | (part_bits[2] | part_bits[3]));
-  const int lane = static_cast<int>(threadIdx.x & 31);
-  const int owner = (lane & ~(C::kS - 1)) + (p / C::kGe) % C::kS;
-  const T alpha = __shfl_sync(mask, mine_alpha, owner);
+  __syncwarp(mask);  // the raw rows are visible to the column's lanes
+  const T alpha = buf[p];
   const T ss = group_sum<C::kS>((part[0] + part[1]) + (part[2] + part[3]), mask);
   constexpr T kTiny = std::numeric_limits<T>::min() / std::numeric_limits<T>::epsilon();
   constexpr T kHuge = std::numeric_limits<T>::max();
-  // v = x * scale (the scaled path first multiplies x by powers of two in place).
   T beta = alpha, tau = 0, scale = 1;
   if (p + 1 < m) {  // else no rows below the diagonal: H = I (LAPACK: tau = 0)
     const T total = fma(alpha, alpha, ss);
@@ -300,7 +302,7 @@ __device__ __forceinline__ T reflector(T (&a)[C::kRL], int p, int m, int s, unsi
       // then in [1, 2) (1 / (alpha - beta) alone may overflow when beta is tiny).
       T amax = 0;
 #pragma unroll
-      for (int i = 0; i < C::kRL; ++i) amax = off(i) > d0 ? fmax(amax, fabs(a[i])) : amax;
+      for (int i = 0; i < C::kRL; ++i) amax = row_off<C>(i) > d0 ? fmax(amax, fabs(a[i])) : amax;
       amax = group_max<C::kS>(amax, mask);
       if (amax > T(0)) {  // else x == 0: tau = 0, x kept
         const int e = exponent_of(amax);
@@ -308,7 +310,7 @@ __device__ __forceinline__ T reflector(T (&a)[C::kRL], int p, int m, int s, unsi
         T sum = 0;
 #pragma unroll
         for (int i = 0; i < C::kRL; ++i) {
-          const T y = off(i) > d0 ? a[i] * lo * hi : T(0);
+          const T y = row_off<C>(i) > d0 ? a[i] * lo * hi : T(0);
           sum = fma(y, y, sum);
         }
         const Scalars<T> h = larfg_scaled_scalars(alpha, group_sum<C::kS>(sum, mask), e);
@@ -317,24 +319,28 @@ __device__ __forceinline__ T reflector(T (&a)[C::kRL], int p, int m, int s, unsi
         const int f = exponent_of(fabs(h.denom));
         const T f_lo = pow2(amax, -(f / 2)), f_hi = pow2(amax, -(f - f / 2));
 #pragma unroll
-        for (int i = 0; i < C::kRL; ++i) a[i] = off(i) > d0 ? a[i] * f_lo * f_hi : a[i];
+        for (int i = 0; i < C::kRL; ++i) a[i] = row_off<C>(i) > d0 ? a[i] * f_lo * f_hi : a[i];
         scale = fast_rcp(h.denom * f_lo * f_hi);
       }
     }
   }
+  __syncwarp(mask);  // every lane has read alpha before its granule is overwritten
 #pragma unroll
   for (int g = 0; g < C::kG; ++g) {
     T v[C::kGe];
 #pragma unroll
     for (int h = 0; h < C::kGe; ++h) {
       const int i = g * C::kGe + h;
-      a[i] = off(i) > d0 ? a[i] * scale : (off(i) == d0 ? beta : a[i]);
-      v[h] = off(i) > d0 ? a[i] : (off(i) == d0 ? T(1) : T(0));
+      v[h] = a[i] * (row_off<C>(i) > d0 ? scale : T(0));
     }
     store_granule(buf + g * C::kStride + s * C::kGe, v);
   }
-  if (s == 0) buf[C::kM] = tau;
-  return tau;
+  // The owner of row p writes v's unit entry over its own granule's (program order).
+  if (s == (p / C::kGe) % C::kS) buf[p] = T(1);
+  if (s == 0) {
+    buf[C::kM] = tau;
+    info[p] = ColumnInfo<T>{tau, beta, scale, T(0)};
+  }
 }
 
 /// a -= tau (v^T a) v with v from `buf` (this lane's rows); lanes with apply false only join
@@ -396,6 +402,7 @@ __global__ void __launch_bounds__(TallCfg<T, M, W, RL>::kThreads, TallCfg<T, M, 
   using C = TallCfg<T, M, W, RL>;
   // Two buffers of v (M rows) and tau (one granule after them), alternating by step.
   __shared__ __align__(16) T bufs[2][M + C::kGe];
+  __shared__ ColumnInfo<T> info[W];
   const int tid = static_cast<int>(threadIdx.x), lane = tid & 31;
   const int col = tid / C::kS, s = tid % C::kS;
   const int warp_first = (tid >> 5) * C::kCols, warp_last = warp_first + C::kCols - 1;
@@ -407,7 +414,6 @@ __global__ void __launch_bounds__(TallCfg<T, M, W, RL>::kThreads, TallCfg<T, M, 
     if (k <= 0) continue;  // block-uniform
     T a[RL];
     load_column<C>(d, granules_ok<C>(d), col, s, a);
-    T my_tau = 0;  // tau of this lane's column, from its reflector step
     // Step j = -1 only factors column 0; each later step applies H_j, then factors j + 1.
     for (int j = -1; j < k; ++j) {
       if (j >= 0) {
@@ -420,13 +426,16 @@ __global__ void __launch_bounds__(TallCfg<T, M, W, RL>::kThreads, TallCfg<T, M, 
         if (tau != T(0) && warp_last > j && warp_first < n)  // block- and warp-uniform
           apply_reflector<C>(v, tau, col > j && col < n, s, a);
       }
-      if (col == j + 1 && j + 1 < k) my_tau = reflector<C>(a, j + 1, m, s, mask, bufs[cur]);
+      if (col == j + 1 && j + 1 < k) reflector<C>(a, j + 1, m, s, mask, bufs[cur], info);
     }
     // The descriptor is read again (opaque q) rather than held across the factorization,
-    // where its registers would crowd the column's.
+    // where its registers would crowd the column's. Every info entry was written before the
+    // barrier of the step after it.
     const Desc<T> e = batch.at(opaque(q));
-    store_column<C>(e, granules_ok<C>(e), col, s, a);
-    if (s == 0 && col < k) e.tau[col] = my_tau;
+    store_column<C>(e, granules_ok<C>(e), col, s, a, info);
+    // The next matrix's column 0 (no barrier before its reflector) rewrites info[0] only once
+    // every lane of this warp has read it.
+    __syncwarp();
   }
 }
 
