@@ -28,6 +28,7 @@
 namespace gpuqr::testing {
 namespace {
 
+using kernels::cuda::batched_tall_launches;
 using kernels::cuda::set_batched_tall;
 using kernels::cuda::TallRoute;
 
@@ -181,7 +182,8 @@ struct StridedCase {
 /// matrices, tau past k) untouched, every matrix's twin entries and |diag R| checked, and the
 /// invariants of every `every`-th matrix.
 template <class T>
-void check_strided(const Context& gpu, const std::vector<StridedCase>& cases, std::int64_t every) {
+void check_strided(const Context& gpu, const std::vector<StridedCase>& cases, std::int64_t every,
+                   bool tall_expected = true) {
   const Context cpu = Context::cpu();
   for (const StridedCase& c : cases) {
     SCOPED_TRACE(std::to_string(c.m) + "x" + std::to_string(c.n) + " x" + std::to_string(c.count) +
@@ -193,8 +195,11 @@ void check_strided(const Context& gpu, const std::vector<StridedCase>& cases, st
       host.mats.push_back(tile<T>(c.m, c.n, 7000 + 13 * q + c.m * 31 + c.n, c.special));
     StridedBatch<T> dev = to_strided<T>(gpu, host, c.pad_ld, c.pad_stride);
     StridedBatch<T> ref = to_strided<T>(cpu, host, c.pad_ld, c.pad_stride);
+    const std::int64_t launches = batched_tall_launches();
     geqrf_strided_batched<T>(gpu, c.m, c.n, dev.data.data(), dev.ld, dev.stride, dev.tau.data(),
                              dev.tau_stride, c.count);
+    // The route under test ran (or, switched off, did not): else these checks prove nothing.
+    EXPECT_EQ(batched_tall_launches() - launches, tall_expected ? 1 : 0);
     geqrf_strided_batched<T>(cpu, c.m, c.n, ref.data.data(), ref.ld, ref.stride, ref.tau.data(),
                              ref.tau_stride, c.count);
     const Matrix<T> got = to_host(gpu, dev.data), got_tau = to_host(gpu, dev.tau);
@@ -254,8 +259,11 @@ void check_listed(const Context& gpu, const std::vector<std::pair<BShape, std::i
   CtxBatch<T> ref = to_ctx_batch<T>(cpu, host), dev = to_ctx_batch<T>(gpu, host);
   geqrf_vbatched<T>(cpu, ref.m.data(), ref.n.data(), ref.a_ptrs.data(), ref.ld.data(),
                     ref.tau_ptrs.data(), ref.count());
+  const std::int64_t launches = batched_tall_launches();
   geqrf_vbatched<T>(gpu, dev.m.data(), dev.n.data(), dev.a_ptrs.data(), dev.ld.data(),
                     dev.tau_ptrs.data(), dev.count());
+  // One launch per tall class present (all of the groups' shapes are tall).
+  EXPECT_GE(batched_tall_launches() - launches, 1);
   gpu.synchronize();
   Worst plain, special;
   for (std::size_t q = 0; q < shapes.size(); ++q) {
@@ -349,7 +357,10 @@ TEST_P(BatchedTallSmallCuda, BothRoutingsGiveTheSameInvariants) {
     for (const TallRoute route : {TallRoute::on, TallRoute::off, TallRoute::outside_small}) {
       SCOPED_TRACE("route " + std::to_string(static_cast<int>(route)));
       set_batched_tall(route);
-      check_strided<T>(ctx(), {{128, 32, 300, 0, 0}, {64, 16, 300, 0, 0}, {64, 64, 100, 0, 0}}, 3);
+      // 128x32 and 64x64 are tall unless off; 64x16 (the small kernel's class) only when on.
+      check_strided<T>(ctx(), {{128, 32, 300, 0, 0}, {64, 64, 100, 0, 0}}, 3,
+                       route != TallRoute::off);
+      check_strided<T>(ctx(), {{64, 16, 300, 0, 0}}, 3, route == TallRoute::on);
     }
   }));
 }

@@ -101,4 +101,8 @@ enum class TallRoute { automatic, off, on, outside_small };
 /// Test hook: overrides the tall route's knob for later calls in this process. Not for
 /// concurrent use with running batched calls. A build without CUDA ignores it.
 void set_batched_tall(TallRoute route);
+
+/// Test hook: launches of the tall-small kernel so far in this process (tests check that the
+/// route they force is the one that ran). A build without CUDA returns 0.
+std::int64_t batched_tall_launches();
 }  // namespace gpuqr::kernels::cuda

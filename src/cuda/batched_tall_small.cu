@@ -54,10 +54,13 @@ namespace gpuqr::kernels::cuda {
 namespace {
 
 std::atomic<int> tall_override{static_cast<int>(TallRoute::automatic)};
+std::atomic<std::int64_t> tall_launches{0};
 
 }  // namespace
 
 void set_batched_tall(TallRoute route) { tall_override.store(static_cast<int>(route)); }
+
+std::int64_t batched_tall_launches() { return tall_launches.load(); }
 
 namespace batched {
 namespace {
@@ -541,6 +544,7 @@ void launch_tall_geqrf(const DeviceBatch<T>& b, int cls, cudaStream_t stream) {
     GPUQR_THROW(InvalidArgument,
                 "batched geqrf: " + std::to_string(b.count) + " matrices exceed one launch");
   }
+  tall_launches.fetch_add(1);
   switch (env_rl()) {
     case 8:
       launch_rl<T, 8>(b, cls, stream);

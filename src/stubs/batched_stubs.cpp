@@ -29,6 +29,7 @@ void batched_lstsq(detail::ContextImpl&, const MatrixBatch<T>&, const MatrixBatc
 
 void set_batched_route(BatchedRoute, int) {}  // no CUDA routes to steer
 void set_batched_tall(TallRoute) {}
+std::int64_t batched_tall_launches() { return 0; }
 
 GPUQR_INSTANTIATE_BATCHED_KERNELS(float)
 GPUQR_INSTANTIATE_BATCHED_KERNELS(double)
