@@ -18,15 +18,17 @@
 //   2. each lane of a column c > j (warps whose columns are all done skip) forms its part of
 //      v_j^T a_c from v in shared memory, the S parts meet by xor shuffles (the same bits on
 //      every lane), and a_c -= tau (v^T a_c) v over its rows;
-//   3. column j + 1's lanes, right after their own update, run LAPACK's larfg on it: sum of
-//      squares of the rows below the diagonal and alpha by shuffles among the S lanes, then
-//      beta = -sign(alpha) ||(alpha, x)||, tau = (beta - alpha) / beta, v = x / (alpha - beta)
-//      (a reciprocal square root and a reciprocal, hardware approximations refined by Newton
-//      steps: no slow-path calls), R's diagonal and v into their registers, v (zeros above,
-//      1 at the diagonal) and tau into the next buffer; tau stays in the lanes' registers
-//      until the matrix is stored. Columns whose squares under- or overflow take a scaled
-//      norm (exact power-of-two scaling, LAPACK's safe scaling idea; rare); x == 0 gives
-//      tau = 0 and the step is skipped by every lane.
+//   3. column j + 1's lanes, right after their own update, run LAPACK's larfg on it: alpha
+//      read back from shared memory (the raw column goes there first), the sum of squares of
+//      the rows below the diagonal by shuffles among the S lanes, then beta = -sign(alpha)
+//      ||(alpha, x)||, tau = (beta - alpha) / beta, v = x / (alpha - beta) (a reciprocal
+//      square root and a reciprocal, hardware approximations refined by Newton steps: no
+//      slow-path calls), v (zeros above, 1 at the diagonal) and tau into the next buffer,
+//      tau, beta and v's scale into a per-column record in shared memory. The registers keep
+//      x: R's diagonal and the scaled v are formed when the column is stored, off the chain
+//      of steps. Columns whose squares under- or overflow take a scaled norm (exact
+//      power-of-two scaling, LAPACK's safe scaling idea; rare); x == 0 gives tau = 0 and the
+//      step is skipped by every lane.
 // Rows past m are zeros in the registers (so they stay zeros: v is zero there) and columns
 // past n are idle lanes; neither is read from or written to global memory.
 //
