@@ -40,11 +40,18 @@ constexpr double kTwinBound = 100.0;  // as FactorsMatchTheCpuTwin (test_batched
 
 class BatchedBlockedCuda : public BackendTest {
  protected:
+  // The tall register kernel would take 64x64 and 100x37 first: off here, so
+  // that these cases keep exercising the blocked route (test_batched_tall_small.cpp has it).
+  void SetUp() override {
+    BackendTest::SetUp();
+    kernels::cuda::set_batched_tall(kernels::cuda::TallRoute::off);
+  }
   void TearDown() override {
     set_batched_route(BatchedRoute::automatic);
     set_batched_update(BatchedUpdate::automatic);
     set_batched_overlap(BatchedOverlap::automatic);
     set_batched_panel_split(-1);
+    kernels::cuda::set_batched_tall(kernels::cuda::TallRoute::automatic);
   }
 };
 

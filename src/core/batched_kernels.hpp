@@ -110,4 +110,18 @@ void set_batched_overlap(BatchedOverlap overlap);
 /// Test hook: split the blocked route's listed panel launches by row class onto a side stream
 /// (1), or not (0); -1: GPUQR_BATCHED_PANEL_SPLIT ("1": on; default off).
 void set_batched_panel_split(int split);
+
+/// Routing of the CUDA batched geqrf's cooperative register kernel for small tall matrices
+/// (src/cuda/batched_tall_small.cu): `automatic` follows GPUQR_BATCHED_TALL (0 off, 2
+/// outside_small, else on); `off`: the routes before it; `on`: n <= 32 with 32 < m <= 256, and
+/// n <= 64 with m <= 128; `outside_small`: those the small register kernel does not take.
+enum class TallRoute { automatic, off, on, outside_small };
+
+/// Test hook: overrides the tall route's knob for later calls in this process. Not for
+/// concurrent use with running batched calls. A build without CUDA ignores it.
+void set_batched_tall(TallRoute route);
+
+/// Test hook: launches of the tall-small kernel so far in this process (tests check that the
+/// route they force is the one that ran). A build without CUDA returns 0.
+std::int64_t batched_tall_launches();
 }  // namespace gpuqr::kernels::cuda

@@ -52,6 +52,17 @@ constexpr int kSmallClasses = 12;
 template <class T>
 void launch_small_geqrf(const DeviceBatch<T>& b, int cls, cudaStream_t stream);
 
+/// The cooperative register kernel's class of an m x n matrix under the current routing
+/// (test override, GPUQR_BATCHED_TALL): -1 unless n <= 32 and m <= 256, or n <= 64 and
+/// m <= 128, and the small kernel does not keep the matrix (m <= 32 and n <= 32 stay there).
+int tall_class(std::int64_t m, std::int64_t n);
+constexpr int kTallClasses = 11;
+
+/// Householder QR of every matrix of `b` (all of tall class `cls`): a thread block per matrix,
+/// each column in the registers of several lanes of one warp (batched_tall_small.cu).
+template <class T>
+void launch_tall_geqrf(const DeviceBatch<T>& b, int cls, cudaStream_t stream);
+
 /// Householder QR of every matrix of `b`, one thread block per matrix held in shared memory:
 /// `max_elems` bounds m * n + n over the batch and must fit smem_budget.
 template <class T>

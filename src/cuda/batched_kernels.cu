@@ -1,6 +1,9 @@
 // CUDA backend of the batched leaves (src/core/batched_kernels.hpp): routes each matrix to a
 // kernel by its size and launches each route once for the whole batch.
 //
+//   tall   (n <= 32 and 32 < m <= 256,  batched_tall_small.cu, a thread block per matrix, each
+//           n <= 64 and m <= 128)       column in registers over several lanes of a warp;
+//                                       GPUQR_BATCHED_TALL=0 (off) | 2 (outside small only)
 //   small  (n <= 32, m <= 64)          batched_small.cu, a warp per matrix, registers
 //   blocked (n >= 64, or too large for  batched_blocked.cu: panel kernel + cuBLAS batched
 //           block, m x nb panel fits     GEMMs per panel step (geqrf only; orgqr/ormqr keep
@@ -209,7 +212,8 @@ std::vector<Desc<T>> blocked_of(const MatrixBatch<T>& a, std::int64_t smem) {
   std::vector<Desc<T>> out;
   for (std::int64_t i = 0; i < a.count; ++i) {
     const BatchEntry<T> e = a.at(i);
-    if (batched::small_class(e.m, e.n) < 0 && batched::blocked_nb<T>(e.m, e.n, smem) > 0)
+    if (batched::tall_class(e.m, e.n) < 0 && batched::small_class(e.m, e.n) < 0 &&
+        batched::blocked_nb<T>(e.m, e.n, smem) > 0)
       out.push_back(desc_of(e));
   }
   return out;
@@ -223,7 +227,7 @@ std::size_t blocked_scratch(const detail::ContextImpl& ctx, const MatrixBatch<T>
   const std::int64_t smem = batched::smem_budget(ctx.device);
   if (a.strided && !as_listed) {
     const BatchEntry<T>& e = a.shape;
-    if (batched::small_class(e.m, e.n) >= 0) return 0;
+    if (batched::tall_class(e.m, e.n) >= 0 || batched::small_class(e.m, e.n) >= 0) return 0;
     return batched::blocked_bytes_strided(desc_of(e), a.count, smem);
   }
   return batched::blocked_bytes(blocked_of(a, smem), smem);
@@ -240,8 +244,11 @@ void geqrf_impl(detail::ContextImpl& ctx, const MatrixBatch<T>& a, Scratch& scra
     b.stride = a.stride;
     b.tau_stride = a.tau_stride;
     b.count = a.count;
+    const int tall = batched::tall_class(e.m, e.n);
     const int cls = batched::small_class(e.m, e.n);
-    if (cls >= 0) {
+    if (tall >= 0) {
+      batched::launch_tall_geqrf(b, tall, ctx.stream);
+    } else if (cls >= 0) {
       batched::launch_small_geqrf(b, cls, ctx.stream);
     } else if (batched::blocked_nb<T>(e.m, e.n, smem) > 0) {
       const std::size_t bytes = batched::blocked_bytes_strided(b.shape, a.count, smem);
@@ -255,16 +262,22 @@ void geqrf_impl(detail::ContextImpl& ctx, const MatrixBatch<T>& a, Scratch& scra
     }
     return;
   }
-  // Buckets: the small classes, then the block route; the blocked and dense routes apart.
-  std::vector<std::vector<Desc<T>>> buckets(batched::kSmallClasses + 1);
+  // Buckets: the small classes, the tall classes, then the block route; the blocked and dense
+  // routes apart.
+  constexpr int kTallFirst = batched::kSmallClasses;
+  constexpr int kBlockBucket = kTallFirst + batched::kTallClasses;
+  std::vector<std::vector<Desc<T>>> buckets(kBlockBucket + 1);
   std::vector<Desc<T>> blocked;
   std::vector<std::int64_t> dense;
   std::int64_t block_elems = 0;
   for (std::int64_t i = 0; i < a.count; ++i) {
     const BatchEntry<T> e = a.at(i);
     if (e.m == 0 || e.n == 0) continue;
+    const int tall = batched::tall_class(e.m, e.n);
     const int cls = batched::small_class(e.m, e.n);
-    if (cls >= 0) {
+    if (tall >= 0) {
+      buckets[static_cast<std::size_t>(kTallFirst + tall)].push_back(desc_of(e));
+    } else if (cls >= 0) {
       buckets[static_cast<std::size_t>(cls)].push_back(desc_of(e));
     } else if (batched::blocked_nb<T>(e.m, e.n, smem) > 0) {
       blocked.push_back(desc_of(e));
@@ -294,8 +307,10 @@ void geqrf_impl(detail::ContextImpl& ctx, const MatrixBatch<T>& a, Scratch& scra
     const std::size_t count = buckets[c].size();
     if (count == 0) continue;
     const DeviceBatch<T> b = listed(d, first, count);
-    if (c < batched::kSmallClasses) {
+    if (c < kTallFirst) {
       batched::launch_small_geqrf(b, static_cast<int>(c), one_launch);
+    } else if (c < kBlockBucket) {
+      batched::launch_tall_geqrf(b, static_cast<int>(c) - kTallFirst, one_launch);
     } else {
       batched::launch_block_geqrf(b, block_elems, ctx.device, one_launch);
     }

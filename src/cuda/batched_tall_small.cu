@@ -1,0 +1,567 @@
+// The cooperative register kernel of the batched QR: small tall matrices (n <= 32 with
+// m <= 256, n <= 64 with m <= 128), a thread block per matrix, every column in registers.
+//
+// Layout: class (M, W) holds up to M rows and W columns. Column c is split over S = M / RL
+// lanes ("segments") of one warp, lanes c * S .. c * S + S - 1 of the block (so a warp holds
+// 32 / S whole columns and the dot products reduce by log2 S xor shuffles within it). A lane
+// owns RL rows of its column as RL / kGe 16-byte granules, interleaved with the column's
+// other lanes: granule g of segment s is rows (g * S + s) * kGe .. + kGe - 1. One warp
+// instruction then moves S * 16 contiguous bytes of each of its columns (loads and stores are
+// coalesced and 16-byte wide where the columns are 16-byte aligned), and lanes reading v's
+// granule g from shared memory hit distinct banks (or broadcast, for lanes of other columns).
+//
+// Per column j (a runtime loop: the code is stamped once, so square roots and divisions stay
+// out of any unrolled loop):
+//   1. one block barrier: v_j and tau_j (written by column j's lanes) are visible; every lane
+//      has also finished reading v_{j-1}, so its buffer may take v_{j+1} (two buffers, one
+//      barrier per step);
+//   2. each lane of a column c > j (warps whose columns are all done skip) forms its part of
+//      v_j^T a_c from v in shared memory, the S parts meet by xor shuffles (the same bits on
+//      every lane), and a_c -= tau (v^T a_c) v over its rows;
+//   3. column j + 1's lanes, right after their own update, run LAPACK's larfg on it: alpha
+//      read back from shared memory (the raw column goes there first), the sum of squares of
+//      the rows below the diagonal by shuffles among the S lanes, then beta = -sign(alpha)
+//      ||(alpha, x)||, tau = (beta - alpha) / beta, v = x / (alpha - beta) (a reciprocal
+//      square root and a reciprocal, hardware approximations refined by Newton steps: no
+//      slow-path calls), v (zeros above, 1 at the diagonal) and tau into the next buffer,
+//      tau, beta and v's scale into a per-column record in shared memory. The registers keep
+//      x: R's diagonal and the scaled v are formed when the column is stored, off the chain
+//      of steps. Columns whose squares under- or overflow take a scaled norm (exact
+//      power-of-two scaling, LAPACK's safe scaling idea; rare); x == 0 gives tau = 0 and the
+//      step is skipped by every lane.
+// Rows past m are zeros in the registers (so they stay zeros: v is zero there) and columns
+// past n are idle lanes; neither is read from or written to global memory.
+//
+// Persistent blocks: about as many blocks as stay resident loop over the batch; the blocks of
+// an SM drift apart, so one's loads and stores overlap the others' arithmetic.
+//
+// GPUQR_BATCHED_TALL (read once; set_batched_tall for tests): 0 off (the routes before it),
+// 2 only shapes outside the small register kernel's class, else on (see tall_class).
+// GPUQR_BATCHED_TALL_RL=8|16|32 (read once): rows per lane, default 16.
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <string>
+#include <type_traits>
+
+#include "src/cuda/batched_internal.hpp"
+#include "src/cuda/check.hpp"
+
+namespace gpuqr::kernels::cuda {
+namespace {
+
+std::atomic<int> tall_override{static_cast<int>(TallRoute::automatic)};
+std::atomic<std::int64_t> tall_launches{0};
+
+}  // namespace
+
+void set_batched_tall(TallRoute route) { tall_override.store(static_cast<int>(route)); }
+
+std::int64_t batched_tall_launches() { return tall_launches.load(); }
+
+namespace batched {
+namespace {
+
+constexpr unsigned kFull = 0xffffffffu;
+
+/// Class (M rows, W columns) at RL rows per lane.
+template <class T, int M, int W, int RL>
+struct TallCfg {
+  static constexpr int kM = M, kRL = RL;
+  static constexpr int kGe = 16 / int(sizeof(T));  // elements per 16-byte granule
+  static constexpr int kS = M / RL;                // lanes per column
+  static constexpr int kG = RL / kGe;              // granules per lane
+  static constexpr int kStride = kS * kGe;         // rows between a lane's granules
+  // Lanes past W * S (classes narrower than a warp) hold columns >= W: idle.
+  static constexpr int kThreads = W * kS < 32 ? 32 : W * kS;
+  static constexpr int kCols = 32 / kS;  // columns per warp
+  // Whether the update reads v from shared memory again rather than keeping the dot
+  // product's copy (which would double the registers of a column).
+  static constexpr bool kReload = RL * int(sizeof(T)) >= 128;
+  // Register budget per thread the launch bounds aim at: the column, v's granules in flight,
+  // addresses and scalars.
+  static constexpr int kColumnRegs = RL * int(sizeof(T)) / 4;
+  static constexpr int kRegs = kColumnRegs + (kReload ? 16 : kColumnRegs) + 32;
+  static constexpr int kByRegs = 65536 / (kThreads * kRegs),
+                       kByThreads = 2048 / kThreads > 32 ? 32 : 2048 / kThreads;
+  static constexpr int kMinBlocks = kByRegs < 1 ? 1 : (kByRegs < kByThreads ? kByRegs : kByThreads);
+  static_assert(M % RL == 0 && RL % kGe == 0 && kS <= 32 && 32 % kS == 0);
+  static_assert(kThreads % 32 == 0 && kThreads <= 1024);
+};
+
+template <int S, class T>
+__device__ __forceinline__ T group_sum(T v, unsigned mask) {
+#pragma unroll
+  for (int o = S / 2; o > 0; o /= 2) v += __shfl_xor_sync(mask, v, o);
+  return v;
+}
+template <int S, class T>
+__device__ __forceinline__ T group_max(T v, unsigned mask) {
+#pragma unroll
+  for (int o = S / 2; o > 0; o /= 2) v = fmax(v, __shfl_xor_sync(mask, v, o));
+  return v;
+}
+
+__device__ __forceinline__ void load_granule(const double* p, double* v) {
+  const double2 x = *reinterpret_cast<const double2*>(p);
+  v[0] = x.x;
+  v[1] = x.y;
+}
+__device__ __forceinline__ void load_granule(const float* p, float* v) {
+  const float4 x = *reinterpret_cast<const float4*>(p);
+  v[0] = x.x;
+  v[1] = x.y;
+  v[2] = x.z;
+  v[3] = x.w;
+}
+__device__ __forceinline__ void store_granule(double* p, const double* v) {
+  *reinterpret_cast<double2*>(p) = make_double2(v[0], v[1]);
+}
+__device__ __forceinline__ void store_granule(float* p, const float* v) {
+  *reinterpret_cast<float4*>(p) = make_float4(v[0], v[1], v[2], v[3]);
+}
+// A shared-memory granule the compiler may not merge with an earlier load of it (the update's
+// second read of v, see TallCfg::kReload).
+__device__ __forceinline__ void reload_granule(const double* p, double* v) {
+  const auto a = static_cast<unsigned>(__cvta_generic_to_shared(p));
+  asm volatile("ld.volatile.shared.v2.f64 {%0, %1}, [%2];" : "=d"(v[0]), "=d"(v[1]) : "r"(a));
+}
+__device__ __forceinline__ void reload_granule(const float* p, float* v) {
+  const auto a = static_cast<unsigned>(__cvta_generic_to_shared(p));
+  asm volatile("ld.volatile.shared.v4.f32 {%0, %1, %2, %3}, [%4];"
+               : "=f"(v[0]), "=f"(v[1]), "=f"(v[2]), "=f"(v[3])
+               : "r"(a));
+}
+
+// Reciprocal (square root) for arguments known to be normal and far from the ends of the
+// range (larfg's fast path): the hardware approximation refined by Newton steps, with no
+// slow-path call (whose register saves would put a stack frame in the loop). FP64: two steps
+// from the ~20 correct bits of MUFU.RSQ64H / RCP64H; FP32: the approximations' 1-2 ulp suffice.
+__device__ __forceinline__ double fast_rsqrt(double x) {
+  double y;
+  asm("rsqrt.approx.ftz.f64 %0, %1;" : "=d"(y) : "d"(x));
+#pragma unroll
+  for (int i = 0; i < 2; ++i) y = fma(0.5 * y, fma(-x, y * y, 1.0), y);
+  return y;
+}
+__device__ __forceinline__ float fast_rsqrt(float x) { return rsqrtf(x); }
+__device__ __forceinline__ double fast_rcp(double x) {
+  double y;
+  asm("rcp.approx.ftz.f64 %0, %1;" : "=d"(y) : "d"(x));
+#pragma unroll
+  for (int i = 0; i < 2; ++i) y = fma(y, fma(-x, y, 1.0), y);
+  return y;
+}
+__device__ __forceinline__ float fast_rcp(float x) { return __fdividef(1.0f, x); }
+
+/// Whether d's columns start on 16-byte boundaries (granule copies).
+template <class C, class T>
+__device__ __forceinline__ bool granules_ok(const Desc<T>& d) {
+  return reinterpret_cast<std::uintptr_t>(d.a) % 16 == 0 && d.ld % C::kGe == 0;
+}
+
+/// larfg's results for one column, kept in shared memory until the matrix is stored: the
+/// column's final entries are R above the diagonal, beta on it and v = x * scale below.
+template <class T>
+struct ColumnInfo {
+  T tau, beta, scale, pad;
+};
+
+/// Offset of register i's row from the lane's first row: g * kStride + h for i = g * kGe + h.
+template <class C>
+__device__ __forceinline__ constexpr int row_off(int i) {
+  return (i / C::kGe) * C::kStride + i % C::kGe;
+}
+
+/// This lane's rows of column `col` (zeros past m and for col >= n).
+template <class C, class T>
+__device__ __forceinline__ void load_column(const Desc<T>& d, bool whole, int col, int s,
+                                            T (&a)[C::kRL]) {
+  const bool mine = col < d.n;
+  const T* p = d.a + std::int64_t(col) * d.ld;
+#pragma unroll
+  for (int g = 0; g < C::kG; ++g) {
+    const int row = g * C::kStride + s * C::kGe;
+    T* dst = a + g * C::kGe;
+    if (mine && whole && row + C::kGe <= d.m) {
+      load_granule(p + row, dst);
+    } else {
+#pragma unroll
+      for (int h = 0; h < C::kGe; ++h) dst[h] = mine && row + h < d.m ? p[row + h] : T(0);
+    }
+  }
+}
+
+/// This lane's rows (< m) of column `col` (< n) back to global memory: for a factored
+/// column (col < k) R above the diagonal, beta on it and x * scale below (see reflector).
+template <class C, class T>
+__device__ __forceinline__ void store_column(const Desc<T>& d, bool whole, int col, int s,
+                                             const T (&a)[C::kRL], const ColumnInfo<T>* info) {
+  if (col >= d.n) return;
+  const bool factored = col < min(d.m, d.n);
+  const ColumnInfo<T> f = factored ? info[col] : ColumnInfo<T>{0, 0, 1, 0};
+  const int d0 = factored ? col - s * C::kGe : C::kM;  // no row is below or on it otherwise
+  T* p = d.a + std::int64_t(col) * d.ld;
+#pragma unroll
+  for (int g = 0; g < C::kG; ++g) {
+    const int row = g * C::kStride + s * C::kGe;
+    T out[C::kGe];
+#pragma unroll
+    for (int h = 0; h < C::kGe; ++h) {
+      const int i = g * C::kGe + h;
+      out[h] = row_off<C>(i) > d0 ? a[i] * f.scale : (row_off<C>(i) == d0 ? f.beta : a[i]);
+    }
+    if (whole && row + C::kGe <= d.m) {
+      store_granule(p + row, out);
+    } else {
+#pragma unroll
+      for (int h = 0; h < C::kGe; ++h)
+        if (row + h < d.m) p[row + h] = out[h];
+    }
+  }
+  if (factored && s == 0) d.tau[col] = f.tau;
+}
+
+/// 2^e for e in the normal exponent range, built from its bits (exact, no call).
+__device__ __forceinline__ double pow2(double, int e) {
+  return __longlong_as_double(static_cast<long long>(e + 1023) << 52);
+}
+__device__ __forceinline__ float pow2(float, int e) { return __int_as_float((e + 127) << 23); }
+
+/// e with 2^e <= v < 2^(e+1), for finite v > 0 (subnormals included).
+__device__ __forceinline__ int exponent_of(double v) {
+  if (v < 0x1p-1022) return exponent_of(v * 0x1p54) - 54;
+  return static_cast<int>((__double_as_longlong(v) >> 52) & 0x7ff) - 1023;
+}
+__device__ __forceinline__ int exponent_of(float v) {
+  if (v < 0x1p-126f) return exponent_of(v * 0x1p24f) - 24;
+  return ((__float_as_int(v) >> 23) & 0xff) - 127;
+}
+
+/// Multiplies by 2^-e in two exact steps (2^-e alone may not be representable).
+template <class T>
+__device__ __forceinline__ T times_pow2_neg(T x, int e) {
+  return x * pow2(x, -(e / 2)) * pow2(x, -(e - e / 2));
+}
+
+template <class T>
+struct Scalars {
+  T beta, tau, denom;
+};
+
+/// larfg's beta, tau and alpha - beta from alpha and ||x|| = 2^e sqrt(sum) (the scaled path):
+/// LAPACK's dlapy2 for beta. Out of line: square root, hypot and division are long sequences
+/// with slow-path calls, needed only for the rare columns that take this path.
+template <class T>
+__device__ __noinline__ Scalars<T> larfg_scaled_scalars(T alpha, T sum, int e) {
+  const T xnorm = sqrt(sum) * pow2(sum, e / 2) * pow2(sum, e - e / 2);
+  const T beta = -copysign(hypot(alpha, xnorm), alpha);
+  return {beta, (beta - alpha) / beta, alpha - beta};
+}
+
+/// larfg on column p (this lane's column, p < k): v (0 above p, 1 at p) and tau into `buf`
+/// (v at buf[row], tau at buf[M]), tau, beta and v's scale into `info`. The lanes' registers
+/// keep x (the scaled path rescales it by a power of two): the column's final entries are
+/// formed when it is stored, off the chain of steps every other column waits on. Called by
+/// the S lanes of the column together (mask: theirs).
+template <class C, class T>
+__device__ __forceinline__ void reflector(T (&a)[C::kRL], int p, int m, int s, unsigned mask,
+                                          T* buf, ColumnInfo<T>* info) {
+  // Register i holds row row_off(i) + s * kGe: below p iff row_off(i) > d0 = p - s * kGe.
+  const int d0 = p - s * C::kGe;
+  // alpha through shared memory (the column's raw rows, overwritten by v below): the owner's
+  // register index is runtime, and selecting it costs more than the round trip.
+#pragma unroll
+  for (int g = 0; g < C::kG; ++g) store_granule(buf + g * C::kStride + s * C::kGe, a + g * C::kGe);
+  T part[4] = {T(0), T(0), T(0), T(0)};
+#pragma unroll
+  for (int i = 0; i < C::kRL; ++i) {
+    const T x = row_off<C>(i) > d0 ? a[i] : T(0);
+    part[i & 3] = fma(x, x, part[i & 3]);
+  }
+  __syncwarp(mask);  // the raw rows are visible to the column's lanes
+  const T alpha = buf[p];
+  const T ss = group_sum<C::kS>((part[0] + part[1]) + (part[2] + part[3]), mask);
+  constexpr T kTiny = std::numeric_limits<T>::min() / std::numeric_limits<T>::epsilon();
+  constexpr T kHuge = std::numeric_limits<T>::max();
+  T beta = alpha, tau = 0, scale = 1;
+  if (p + 1 < m) {  // else no rows below the diagonal: H = I (LAPACK: tau = 0)
+    const T total = fma(alpha, alpha, ss);
+    if (ss >= kTiny && total <= kHuge) {  // false for NaN too
+      // ||(alpha, x)|| = total r, r = 1 / sqrt(total); tau = 1 - alpha / beta = 1 + |alpha| r;
+      // 1 / (alpha - beta) = sign(alpha) / (|alpha| + norm). All in range here.
+      const T r = fast_rsqrt(total);
+      const T norm = total * r;
+      beta = -copysign(norm, alpha);
+      tau = fma(fabs(alpha), r, T(1));
+      scale = copysign(fast_rcp(fabs(alpha) + norm), alpha);
+    } else {
+      // Squares under- or overflow (the same branch on all S lanes: ss and total are the
+      // same bits there). ||x|| from x scaled by 2^-e, 2^e <= max |x_i| (exact scaling, no
+      // divisions); v = x / (alpha - beta) as (x 2^-f) / ((alpha - beta) 2^-f), the divisor
+      // then in [1, 2) (1 / (alpha - beta) alone may overflow when beta is tiny).
+      T amax = 0;
+#pragma unroll
+      for (int i = 0; i < C::kRL; ++i) amax = row_off<C>(i) > d0 ? fmax(amax, fabs(a[i])) : amax;
+      amax = group_max<C::kS>(amax, mask);
+      if (amax > T(0)) {  // else x == 0: tau = 0, x kept
+        const int e = exponent_of(amax);
+        const T lo = pow2(amax, -(e / 2)), hi = pow2(amax, -(e - e / 2));
+        T sum = 0;
+#pragma unroll
+        for (int i = 0; i < C::kRL; ++i) {
+          const T y = row_off<C>(i) > d0 ? a[i] * lo * hi : T(0);
+          sum = fma(y, y, sum);
+        }
+        const Scalars<T> h = larfg_scaled_scalars(alpha, group_sum<C::kS>(sum, mask), e);
+        beta = h.beta;
+        tau = h.tau;
+        const int f = exponent_of(fabs(h.denom));
+        const T f_lo = pow2(amax, -(f / 2)), f_hi = pow2(amax, -(f - f / 2));
+#pragma unroll
+        for (int i = 0; i < C::kRL; ++i) a[i] = row_off<C>(i) > d0 ? a[i] * f_lo * f_hi : a[i];
+        scale = fast_rcp(h.denom * f_lo * f_hi);
+      }
+    }
+  }
+  __syncwarp(mask);  // every lane has read alpha before its granule is overwritten
+#pragma unroll
+  for (int g = 0; g < C::kG; ++g) {
+    T v[C::kGe];
+#pragma unroll
+    for (int h = 0; h < C::kGe; ++h) {
+      const int i = g * C::kGe + h;
+      v[h] = a[i] * (row_off<C>(i) > d0 ? scale : T(0));
+    }
+    store_granule(buf + g * C::kStride + s * C::kGe, v);
+  }
+  // The owner of row p writes v's unit entry over its own granule's (program order).
+  if (s == (p / C::kGe) % C::kS) buf[p] = T(1);
+  if (s == 0) {
+    buf[C::kM] = tau;
+    info[p] = ColumnInfo<T>{tau, beta, scale, T(0)};
+  }
+}
+
+/// a -= tau (v^T a) v with v from `buf` (this lane's rows); lanes with apply false only join
+/// the shuffles (the whole warp calls this).
+template <class C, class T>
+__device__ __forceinline__ void apply_reflector(const T* buf, T tau, bool apply, int s,
+                                                T (&a)[C::kRL]) {
+  T dot = 0;
+  if (apply) {
+    T part[4] = {T(0), T(0), T(0), T(0)};
+#pragma unroll
+    for (int g = 0; g < C::kG; ++g) {
+      T v[C::kGe];
+      load_granule(buf + g * C::kStride + s * C::kGe, v);
+#pragma unroll
+      for (int h = 0; h < C::kGe; ++h) {
+        const int i = g * C::kGe + h;
+        part[i & 3] = fma(v[h], a[i], part[i & 3]);
+      }
+    }
+    dot = (part[0] + part[1]) + (part[2] + part[3]);
+  }
+  dot = group_sum<C::kS>(dot, kFull);
+  if (apply) {
+    const T w = -tau * dot;
+#pragma unroll
+    for (int g = 0; g < C::kG; ++g) {
+      T v[C::kGe];
+      if constexpr (C::kReload) {
+        reload_granule(buf + g * C::kStride + s * C::kGe, v);
+      } else {
+        load_granule(buf + g * C::kStride + s * C::kGe, v);
+      }
+#pragma unroll
+      for (int h = 0; h < C::kGe; ++h) a[g * C::kGe + h] = fma(w, v[h], a[g * C::kGe + h]);
+    }
+  }
+}
+
+/// v, which the compiler must assume changed: values derived from v earlier are recomputed
+/// rather than kept in registers meanwhile.
+__device__ __forceinline__ std::int64_t opaque(std::int64_t v) {
+  asm volatile("" : "+l"(v));
+  return v;
+}
+
+template <class C>
+__device__ __forceinline__ void block_barrier() {
+  if constexpr (C::kThreads > 32) {
+    __syncthreads();
+  } else {
+    __syncwarp();
+  }
+}
+
+template <class T, int M, int W, int RL>
+__global__ void __launch_bounds__(TallCfg<T, M, W, RL>::kThreads, TallCfg<T, M, W, RL>::kMinBlocks)
+    tall_geqrf_kernel(DeviceBatch<T> batch) {
+  using C = TallCfg<T, M, W, RL>;
+  // Two buffers of v (M rows) and tau (one granule after them), alternating by step.
+  __shared__ __align__(16) T bufs[2][M + C::kGe];
+  __shared__ ColumnInfo<T> info[W];
+  const int tid = static_cast<int>(threadIdx.x), lane = tid & 31;
+  const int col = tid / C::kS, s = tid % C::kS;
+  const int warp_first = (tid >> 5) * C::kCols, warp_last = warp_first + C::kCols - 1;
+  const unsigned mask = C::kS == 32 ? kFull : ((1u << C::kS) - 1u) << (lane & ~(C::kS - 1));
+  int cur = 0;
+  for (std::int64_t q = blockIdx.x; q < batch.count; q += gridDim.x) {
+    const Desc<T> d = batch.at(q);
+    const int m = d.m, n = d.n, k = min(m, n);
+    if (k <= 0) continue;  // block-uniform
+    T a[RL];
+    load_column<C>(d, granules_ok<C>(d), col, s, a);
+    // Step j = -1 only factors column 0; each later step applies H_j, then factors j + 1.
+    for (int j = -1; j < k; ++j) {
+      if (j >= 0) {
+        // v_j and tau_j are visible; every lane is past its reads of v_{j-1}, whose buffer
+        // (the other one) column j + 1 fills below.
+        block_barrier<C>();
+        const T* v = bufs[cur];
+        const T tau = v[M];
+        cur ^= 1;
+        if (tau != T(0) && warp_last > j && warp_first < n)  // block- and warp-uniform
+          apply_reflector<C>(v, tau, col > j && col < n, s, a);
+      }
+      if (col == j + 1 && j + 1 < k) reflector<C>(a, j + 1, m, s, mask, bufs[cur], info);
+    }
+    // The descriptor is read again (opaque q) rather than held across the factorization,
+    // where its registers would crowd the column's. Every info entry was written before the
+    // barrier of the step after it.
+    const Desc<T> e = batch.at(opaque(q));
+    store_column<C>(e, granules_ok<C>(e), col, s, a, info);
+    // The next matrix's column 0 (no barrier before its reflector) rewrites info[0] only once
+    // every lane of this warp has read it.
+    __syncwarp();
+  }
+}
+
+template <class T, int M, int W, int RL>
+void launch_one(const DeviceBatch<T>& b, cudaStream_t stream) {
+  using C = TallCfg<T, M, W, RL>;
+  auto kernel = tall_geqrf_kernel<T, M, W, RL>;
+  int device = 0, sms = 0, per_sm = 0;
+  GPUQR_CUDA_CHECK(cudaGetDevice(&device));
+  GPUQR_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  GPUQR_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, C::kThreads, 0));
+  // Persistent: no more blocks than stay resident; each block loops over its matrices.
+  const std::int64_t resident = std::int64_t(std::max(sms, 1)) * std::max(per_sm, 1);
+  const std::int64_t blocks = std::min(b.count, resident);
+  kernel<<<static_cast<unsigned>(blocks), C::kThreads, 0, stream>>>(b);
+  GPUQR_CUDA_CHECK_LAUNCH(stream);
+}
+
+template <class T, int RL>
+void launch_rl(const DeviceBatch<T>& b, int cls, cudaStream_t stream) {
+  switch (cls) {
+    case 0:
+      launch_one<T, 64, 8, RL>(b, stream);
+      break;
+    case 1:
+      launch_one<T, 64, 16, RL>(b, stream);
+      break;
+    case 2:
+      launch_one<T, 64, 32, RL>(b, stream);
+      break;
+    case 3:
+      launch_one<T, 64, 64, RL>(b, stream);
+      break;
+    case 4:
+      launch_one<T, 128, 8, RL>(b, stream);
+      break;
+    case 5:
+      launch_one<T, 128, 16, RL>(b, stream);
+      break;
+    case 6:
+      launch_one<T, 128, 32, RL>(b, stream);
+      break;
+    case 7:
+      launch_one<T, 128, 64, RL>(b, stream);
+      break;
+    case 8:
+      launch_one<T, 256, 8, RL>(b, stream);
+      break;
+    case 9:
+      launch_one<T, 256, 16, RL>(b, stream);
+      break;
+    default:
+      launch_one<T, 256, 32, RL>(b, stream);
+      break;
+  }
+}
+
+/// GPUQR_BATCHED_TALL, read once: 0 off, 2 outside the small class only, else on.
+TallRoute env_tall() {
+  static const TallRoute route = [] {
+    const char* v = std::getenv("GPUQR_BATCHED_TALL");
+    if (v != nullptr && std::strcmp(v, "0") == 0) return TallRoute::off;
+    if (v != nullptr && std::strcmp(v, "2") == 0) return TallRoute::outside_small;
+    return TallRoute::on;
+  }();
+  return route;
+}
+
+/// GPUQR_BATCHED_TALL_RL, read once: 8, 16 or 32 rows per lane; anything else 16.
+int env_rl() {
+  static const int rl = [] {
+    const char* v = std::getenv("GPUQR_BATCHED_TALL_RL");
+    const int x = v == nullptr ? 0 : std::atoi(v);
+    return x == 8 || x == 32 ? x : 16;
+  }();
+  return rl;
+}
+
+TallRoute current_tall() {
+  const auto r = static_cast<TallRoute>(tall_override.load());
+  return r != TallRoute::automatic ? r : env_tall();
+}
+
+}  // namespace
+
+int tall_class(std::int64_t m, std::int64_t n) {
+  if (m <= 0 || n <= 0 || n > 64 || m > 256 || (n > 32 && m > 128)) return -1;
+  const TallRoute route = current_tall();
+  if (route == TallRoute::off) return -1;
+  // The small kernel keeps m <= 32 (one lane per column there); with outside_small, all of
+  // its class.
+  if (small_class(m, n) >= 0 && (m <= 32 || route == TallRoute::outside_small)) return -1;
+  const int rows = m <= 64 ? 0 : (m <= 128 ? 1 : 2);
+  const int cols = n <= 8 ? 0 : (n <= 16 ? 1 : (n <= 32 ? 2 : 3));
+  return rows * 4 + cols;
+}
+
+template <class T>
+void launch_tall_geqrf(const DeviceBatch<T>& b, int cls, cudaStream_t stream) {
+  if (b.count == 0) return;
+  if (b.list == nullptr && (b.shape.m == 0 || b.shape.n == 0)) return;
+  if (b.count > std::numeric_limits<int>::max()) {
+    GPUQR_THROW(InvalidArgument,
+                "batched geqrf: " + std::to_string(b.count) + " matrices exceed one launch");
+  }
+  tall_launches.fetch_add(1);
+  switch (env_rl()) {
+    case 8:
+      launch_rl<T, 8>(b, cls, stream);
+      break;
+    case 32:
+      launch_rl<T, 32>(b, cls, stream);
+      break;
+    default:
+      launch_rl<T, 16>(b, cls, stream);
+      break;
+  }
+}
+
+template void launch_tall_geqrf<float>(const DeviceBatch<float>&, int, cudaStream_t);
+template void launch_tall_geqrf<double>(const DeviceBatch<double>&, int, cudaStream_t);
+
+}  // namespace batched
+}  // namespace gpuqr::kernels::cuda
