@@ -59,8 +59,7 @@ void usage() {
       "  Routing knobs (read once per process): GPUQR_BATCHED_ROUTE=old|blocked,\n"
       "  GPUQR_BATCHED_NB=8|16|32, GPUQR_BATCHED_VGEMM=0|1|2 (trailing update: cuBLAS |\n"
       "  ours for mixed shapes | ours always), GPUQR_BATCHED_OVERLAP=0|1 (small and block\n"
-      "  routes beside the blocked one), GPUQR_BATCHED_PANEL_SPLIT=0|1 (panel launches by\n"
-      "  row class)\n");
+      "  routes beside the blocked one)\n");
 }
 
 bool parse(int argc, char** argv, Options& o) {

@@ -7,8 +7,7 @@
 // included: Householder QR is column-scaling invariant); a rank-deficient matrix is checked
 // through the invariants alone (its trailing reflectors are rounding noise). Every batch is
 // also checked for backward error and orthogonality (Q from orgqr_vbatched). The mixed-shape
-// update kernels (batched_update.cu), the side stream of the one-launch routes and the split
-// panel launches are checked the same way on odd shapes (1 x 1, one row or column, tall,
+// update kernels (batched_update.cu) and the side stream of the one-launch routes are checked the same way on odd shapes (1 x 1, one row or column, tall,
 // wide) with ld > m, whose padding rows (and tau past k) must stay untouched.
 // CUDA only: the cases skip with a message without a GPU.
 #include <gtest/gtest.h>
@@ -31,7 +30,6 @@ using kernels::cuda::BatchedOverlap;
 using kernels::cuda::BatchedRoute;
 using kernels::cuda::BatchedUpdate;
 using kernels::cuda::set_batched_overlap;
-using kernels::cuda::set_batched_panel_split;
 using kernels::cuda::set_batched_route;
 using kernels::cuda::set_batched_update;
 
@@ -50,7 +48,6 @@ class BatchedBlockedCuda : public BackendTest {
     set_batched_route(BatchedRoute::automatic);
     set_batched_update(BatchedUpdate::automatic);
     set_batched_overlap(BatchedOverlap::automatic);
-    set_batched_panel_split(-1);
     kernels::cuda::set_batched_tall(kernels::cuda::TallRoute::automatic);
   }
 };
@@ -276,17 +273,13 @@ TEST_P(BatchedBlockedCuda, UpdateKernelsAndSideStreamMatchTheCpuTwin) {
   GPUQR_FOR_PRECISION(([&]<class T>() {
     const HostBatch<T> host = make_mixed<T>(kOdd, 123, {6, 14}, {});
     const CtxBatch<T> ref = cpu_factors(host);
-    for (const BatchedUpdate update :
-         {BatchedUpdate::own, BatchedUpdate::automatic, BatchedUpdate::cublas}) {
+    for (const BatchedUpdate update : {BatchedUpdate::own, BatchedUpdate::mixed,
+                                       BatchedUpdate::automatic, BatchedUpdate::cublas}) {
       for (const BatchedOverlap overlap : {BatchedOverlap::on, BatchedOverlap::off}) {
-        // The panel split alternates so that it meets both update paths and both overlaps.
-        const int split = (static_cast<int>(update) + static_cast<int>(overlap)) % 2;
         SCOPED_TRACE("update " + std::to_string(static_cast<int>(update)) + ", overlap " +
-                     std::to_string(static_cast<int>(overlap)) + ", panel split " +
-                     std::to_string(split));
+                     std::to_string(static_cast<int>(overlap)));
         set_batched_update(update);
         set_batched_overlap(overlap);
-        set_batched_panel_split(split);
         std::int64_t touched = -1;
         const CtxBatch<T> dev = factor_padded<T>(ctx(), host, touched);
         EXPECT_EQ(touched, 0) << "entries below a matrix (ld > m) or past its tau were written";
@@ -302,7 +295,6 @@ TEST_P(BatchedBlockedCuda, UpdateKernelsAtEveryPanelWidth) {
     const HostBatch<T> host = make_mixed<T>(kOdd, 321, {9}, {});
     const CtxBatch<T> ref = cpu_factors(host);
     set_batched_update(BatchedUpdate::own);
-    set_batched_panel_split(1);
     for (const int nb : {32, 16, 8}) {
       SCOPED_TRACE("nb " + std::to_string(nb));
       set_batched_route(BatchedRoute::blocked, nb);

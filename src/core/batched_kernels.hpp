@@ -93,11 +93,11 @@ enum class BatchedRoute { automatic, old, blocked };
 void set_batched_route(BatchedRoute route, int nb = 0);
 
 /// How the blocked route applies a panel step's trailing update to a listed batch:
-/// `automatic` follows GPUQR_BATCHED_VGEMM (0: as `cublas`, 2: as `own`, else: our kernels
-/// wherever a step has several shapes, cuBLAS gemmBatched where it has one); `cublas`: cuBLAS
-/// (gemmGroupedBatched for several shapes, the route before batched_update.cu); `own`: our
-/// kernels (src/cuda/batched_update.cu) at every step, one shape or many.
-enum class BatchedUpdate { automatic, cublas, own };
+/// `automatic` follows GPUQR_BATCHED_VGEMM (unset or 0: as `cublas`, 1: as `mixed`, 2: as
+/// `own`); `cublas`: cuBLAS (gemmGroupedBatched for several shapes; measured faster than our
+/// first kernels); `mixed`: our kernels (src/cuda/batched_update.cu) wherever a step has
+/// several shapes, cuBLAS gemmBatched where it has one; `own`: ours at every step.
+enum class BatchedUpdate { automatic, cublas, mixed, own };
 
 /// Whether a listed batch's register-kernel and shared-memory-block launches run on a side
 /// stream beside the blocked route (forked from and joined back to the context's stream):
@@ -107,9 +107,6 @@ enum class BatchedOverlap { automatic, off, on };
 /// Test hooks, as set_batched_route: override the above for later calls in this process.
 void set_batched_update(BatchedUpdate update);
 void set_batched_overlap(BatchedOverlap overlap);
-/// Test hook: split the blocked route's listed panel launches by row class onto a side stream
-/// (1), or not (0); -1: GPUQR_BATCHED_PANEL_SPLIT ("1": on; default off).
-void set_batched_panel_split(int split);
 
 /// Routing of the CUDA batched geqrf's cooperative register kernel for small tall matrices
 /// (src/cuda/batched_tall_small.cu): `automatic` follows GPUQR_BATCHED_TALL (0 off, 2

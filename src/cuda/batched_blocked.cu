@@ -17,10 +17,9 @@
 //                     at that step), which keeps a variable-size batch at 2 GEMM calls per step
 //                     where bucketing by shape would cost 2 calls per distinct shape per step
 //                     (hundreds for sizes drawn from 8..512).
-//   listed, several   by default our two update kernels instead (batched_update.cu: one
-//                     launch each for all shapes, a thread block per output tile; the grouped
-//                     GEMM gets one group per matrix there, as C's ld differs per matrix);
-//                     GPUQR_BATCHED_VGEMM=0 keeps cuBLAS, =2 takes ours for one shape too.
+//   listed, several   or our update kernels (batched_update.cu: one launch for all shapes;
+//                     the grouped GEMM gets one group per matrix there, as C's ld differs per
+//                     matrix): GPUQR_BATCHED_VGEMM=1 ours there, =2 ours for one shape too.
 // The pointer arrays, descriptors and workspace offsets of every step are built on the host
 // once per call and uploaded in one copy; the GEMM group arrays are host arrays built once.
 // A listed batch is ordered by k = min(m, n), largest first, so the matrices that still have
@@ -93,16 +92,16 @@ int env_nb() {
   return nb;
 }
 
-/// GPUQR_BATCHED_VGEMM, read once: "0" cuBLAS everywhere (gemmGroupedBatched for mixed
-/// shapes), "2" our update kernels at every listed step, anything else or unset: ours where a
-/// step has several shapes.
+/// GPUQR_BATCHED_VGEMM, read once: "1" our update kernels where a step has several shapes,
+/// "2" ours at every listed step, anything else or unset: cuBLAS everywhere (gemmGroupedBatched
+/// for mixed shapes; measured on an H100, session 9, faster than our first SIMT kernels).
 BatchedUpdate env_update() {
   static const BatchedUpdate update = [] {
     const char* v = std::getenv("GPUQR_BATCHED_VGEMM");
     const std::string s = v == nullptr ? "" : v;
-    if (s == "0") return BatchedUpdate::cublas;
+    if (s == "1") return BatchedUpdate::mixed;
     if (s == "2") return BatchedUpdate::own;
-    return BatchedUpdate::automatic;
+    return BatchedUpdate::cublas;
   }();
   return update;
 }
@@ -463,10 +462,6 @@ template <class T>
 struct Step {
   int j = 0;
   std::int64_t panel_count = 0, max_rows = 0;
-  // Split panel launch: matrices split .. panel_count-1 have at most split_rows rows (at most
-  // half of max_rows), so a launch of their own fits 2x or more blocks per SM; split ==
-  // panel_count: one launch.
-  std::int64_t split = 0, split_rows = 0;
   std::vector<std::int64_t> updates;  // indices into the group's order
   GemmGroups<T> first, second;        // W = Y^T C; C := C - V W
   bool own = false;
@@ -505,14 +500,6 @@ void plan_steps(Group<T>& g) {
       st.max_rows = std::max<std::int64_t>(st.max_rows, d.m - j);
       const int jb = std::min(nb, k - j);
       if (d.n - j - jb > 0) st.updates.push_back(static_cast<std::int64_t>(i));
-    }
-    // The longest suffix of the panel's matrices with at most half the rows.
-    st.split = st.panel_count;
-    for (std::int64_t i = st.panel_count - 1; i >= 0; --i) {
-      const std::int64_t rows = g.mats[static_cast<std::size_t>(i)].m - j;
-      if (2 * std::max(rows, st.split_rows) > st.max_rows) break;
-      st.split = i;
-      st.split_rows = std::max(rows, st.split_rows);
     }
     auto key = [&](std::int64_t i) {
       const Desc<T>& d = g.mats[static_cast<std::size_t>(i)];
@@ -625,37 +612,9 @@ void blocked_geqrf_strided(detail::ContextImpl& ctx, const DeviceBatch<T>& b, vo
   }
 }
 
-/// The panel launch(es) of step `st`: one, or with a side stream and a split point two, the
-/// matrices from the split point on the side stream with their own (smaller) shared memory,
-/// so that they share SMs with the large panels instead of queueing behind them.
-template <class T>
-void launch_step_panel(const Group<T>& g, const Step<T>& st, const DeviceBatch<T>& all, T* ws,
-                       const std::int64_t* offsets, const SideStream& side,
-                       cudaStream_t stream) {
-  DeviceBatch<T> b = all;
-  const bool split = side.stream != nullptr && st.split > 0 && st.split < st.panel_count;
-  if (!split) {
-    b.count = st.panel_count;
-    launch_panel(g.nb, PanelArgs<T>{b, ws, offsets, 0, st.j}, st.max_rows, stream);
-    return;
-  }
-  GPUQR_CUDA_CHECK(cudaEventRecord(side.fork, stream));
-  GPUQR_CUDA_CHECK(cudaStreamWaitEvent(side.stream, side.fork, 0));
-  DeviceBatch<T> tail = all;
-  tail.list = all.list + st.split;
-  tail.count = st.panel_count - st.split;
-  launch_panel(g.nb, PanelArgs<T>{tail, ws, offsets + st.split, 0, st.j}, st.split_rows,
-               side.stream);
-  GPUQR_CUDA_CHECK(cudaEventRecord(side.join, side.stream));
-  b.count = st.split;
-  launch_panel(g.nb, PanelArgs<T>{b, ws, offsets, 0, st.j}, st.max_rows, stream);
-  // The step's update reads every panel's V and Y.
-  GPUQR_CUDA_CHECK(cudaStreamWaitEvent(stream, side.join, 0));
-}
-
 template <class T>
 void blocked_geqrf_listed(detail::ContextImpl& ctx, const std::vector<Desc<T>>& mats,
-                          void* work, std::size_t bytes, const SideStream& side) {
+                          void* work, std::size_t bytes) {
   if (mats.empty()) return;
   const std::int64_t budget = smem_budget(ctx.device);
   std::vector<Group<T>> groups;
@@ -732,7 +691,8 @@ void blocked_geqrf_listed(detail::ContextImpl& ctx, const std::vector<Desc<T>>& 
     b.list = reinterpret_cast<const Desc<T>*>(base + g.descs_at);
     const auto* offsets = reinterpret_cast<const std::int64_t*>(base + g.offsets_at);
     for (const Step<T>& st : g.steps) {
-      launch_step_panel(g, st, b, ws, offsets, side, ctx.stream);
+      b.count = st.panel_count;
+      launch_panel(g.nb, PanelArgs<T>{b, ws, offsets, 0, st.j}, st.max_rows, ctx.stream);
       const std::size_t u = st.updates.size();
       if (u == 0) continue;
       if (st.own) {
@@ -756,7 +716,7 @@ void blocked_geqrf_listed(detail::ContextImpl& ctx, const std::vector<Desc<T>>& 
   template void blocked_geqrf_strided<T>(detail::ContextImpl&, const DeviceBatch<T>&, void*,  \
                                          std::size_t);                                         \
   template void blocked_geqrf_listed<T>(detail::ContextImpl&, const std::vector<Desc<T>>&,    \
-                                        void*, std::size_t, const SideStream&);
+                                        void*, std::size_t);
 
 GPUQR_INSTANTIATE_BATCHED_BLOCKED(float)
 GPUQR_INSTANTIATE_BATCHED_BLOCKED(double)

@@ -102,17 +102,9 @@ std::size_t blocked_bytes(const std::vector<Desc<T>>& mats, std::int64_t budget_
 template <class T>
 void blocked_geqrf_strided(detail::ContextImpl& ctx, const DeviceBatch<T>& b, void* work,
                            std::size_t bytes);
-/// A second stream for the listed form's split panel launches (GPUQR_BATCHED_PANEL_SPLIT):
-/// `stream` is forked from the context's stream by recording `fork` there and joined back by
-/// `join`; stream == nullptr: no split.
-struct SideStream {
-  cudaStream_t stream = nullptr;
-  cudaEvent_t fork = nullptr, join = nullptr;
-};
-
 template <class T>
 void blocked_geqrf_listed(detail::ContextImpl& ctx, const std::vector<Desc<T>>& mats,
-                          void* work, std::size_t bytes, const SideStream& side = {});
+                          void* work, std::size_t bytes);
 
 /// One panel step's trailing update for a listed batch of mixed shapes (batched_update.cu):
 /// matrices 0 .. count-1 of `list` (the step's panel prefix), each with its workspace at ws +

@@ -109,20 +109,6 @@ bool overlap_small() {
   return o == BatchedOverlap::automatic ? env : o == BatchedOverlap::on;
 }
 
-std::atomic<int> split_override{-1};
-
-/// Whether the blocked route's listed panel launches are split by row class onto a side
-/// stream (batched_blocked.cu, launch_step_panel); GPUQR_BATCHED_PANEL_SPLIT read once, "1"
-/// on. Off by default: unmeasured, and each split step adds two cross-stream waits.
-bool split_panels() {
-  static const bool env = [] {
-    const char* v = std::getenv("GPUQR_BATCHED_PANEL_SPLIT");
-    return v != nullptr && std::string(v) == "1";
-  }();
-  const int o = split_override.load();
-  return o < 0 ? env : o == 1;
-}
-
 /// Bump allocation from the call workspace, sized once per leaf call.
 class Scratch {
  public:
@@ -319,16 +305,7 @@ void geqrf_impl(detail::ContextImpl& ctx, const MatrixBatch<T>& a, Scratch& scra
   if (side != nullptr) GPUQR_CUDA_CHECK(cudaEventRecord(side->join[0], one_launch));
   if (!blocked.empty()) {
     const std::size_t bytes = batched::blocked_bytes(blocked, smem);
-    batched::SideStream split;
-    if (split_panels()) {
-      // Lane 1: lane 0 may hold the one-launch routes, which the split panels need not wait
-      // for. join[1] is free until the dense route's fork below re-records it (after our
-      // waits have captured it).
-      Lanes& lanes = lanes_for(ctx.device);
-      split = {lanes.ctx[1].stream(), lanes.fork, lanes.join[1]};
-    }
-    batched::blocked_geqrf_listed(ctx, blocked, scratch.take<unsigned char>(bytes), bytes,
-                                  split);
+    batched::blocked_geqrf_listed(ctx, blocked, scratch.take<unsigned char>(bytes), bytes);
   }
   // Later work on the context's stream (the caller's, or the dense lanes' fork, which reuses
   // these events after this wait has captured them) sees the side stream's matrices done.
@@ -377,8 +354,6 @@ void apply_impl(detail::ContextImpl& ctx, Op op, bool identity, const MatrixBatc
 void set_batched_overlap(BatchedOverlap overlap) {
   overlap_override.store(static_cast<int>(overlap));
 }
-
-void set_batched_panel_split(int split) { split_override.store(split < 0 ? -1 : (split ? 1 : 0)); }
 
 template <class T>
 void batched_geqrf(detail::ContextImpl& ctx, const MatrixBatch<T>& a) {

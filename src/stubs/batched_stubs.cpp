@@ -30,7 +30,6 @@ void batched_lstsq(detail::ContextImpl&, const MatrixBatch<T>&, const MatrixBatc
 void set_batched_route(BatchedRoute, int) {}  // no CUDA routes to steer
 void set_batched_update(BatchedUpdate) {}
 void set_batched_overlap(BatchedOverlap) {}
-void set_batched_panel_split(int) {}
 void set_batched_tall(TallRoute) {}
 std::int64_t batched_tall_launches() { return 0; }
 
