@@ -273,8 +273,11 @@ TEST_P(BatchedBlockedCuda, UpdateKernelsAndSideStreamMatchTheCpuTwin) {
   GPUQR_FOR_PRECISION(([&]<class T>() {
     const HostBatch<T> host = make_mixed<T>(kOdd, 123, {6, 14}, {});
     const CtxBatch<T> ref = cpu_factors(host);
-    for (const BatchedUpdate update : {BatchedUpdate::own, BatchedUpdate::mixed,
-                                       BatchedUpdate::automatic, BatchedUpdate::cublas}) {
+    // Every GPUQR_BATCHED_VGEMM setting: the fused kernel everywhere (2) and on mixed steps
+    // (1), the two-launch kernels (3), cuBLAS (0 and the default).
+    for (const BatchedUpdate update :
+         {BatchedUpdate::own, BatchedUpdate::mixed, BatchedUpdate::two_pass,
+          BatchedUpdate::automatic, BatchedUpdate::cublas}) {
       for (const BatchedOverlap overlap : {BatchedOverlap::on, BatchedOverlap::off}) {
         SCOPED_TRACE("update " + std::to_string(static_cast<int>(update)) + ", overlap " +
                      std::to_string(static_cast<int>(overlap)));
@@ -294,15 +297,18 @@ TEST_P(BatchedBlockedCuda, UpdateKernelsAtEveryPanelWidth) {
   GPUQR_FOR_PRECISION(([&]<class T>() {
     const HostBatch<T> host = make_mixed<T>(kOdd, 321, {9}, {});
     const CtxBatch<T> ref = cpu_factors(host);
-    set_batched_update(BatchedUpdate::own);
-    for (const int nb : {32, 16, 8}) {
-      SCOPED_TRACE("nb " + std::to_string(nb));
-      set_batched_route(BatchedRoute::blocked, nb);
-      std::int64_t touched = -1;
-      const CtxBatch<T> dev = factor_padded<T>(ctx(), host, touched);
-      EXPECT_EQ(touched, 0) << "entries below a matrix (ld > m) or past its tau were written";
-      expect_twin<T>(ctx(), host, dev, ref, {});
-      check_factors<T>(ctx(), host, dev, kBound);
+    for (const BatchedUpdate update : {BatchedUpdate::own, BatchedUpdate::two_pass}) {
+      set_batched_update(update);
+      for (const int nb : {32, 16, 8}) {
+        SCOPED_TRACE("update " + std::to_string(static_cast<int>(update)) + ", nb " +
+                     std::to_string(nb));
+        set_batched_route(BatchedRoute::blocked, nb);
+        std::int64_t touched = -1;
+        const CtxBatch<T> dev = factor_padded<T>(ctx(), host, touched);
+        EXPECT_EQ(touched, 0) << "entries below a matrix (ld > m) or past its tau were written";
+        expect_twin<T>(ctx(), host, dev, ref, {});
+        check_factors<T>(ctx(), host, dev, kBound);
+      }
     }
   }));
 }

@@ -94,10 +94,12 @@ void set_batched_route(BatchedRoute route, int nb = 0);
 
 /// How the blocked route applies a panel step's trailing update to a listed batch:
 /// `automatic` follows GPUQR_BATCHED_VGEMM (unset or 0: as `cublas`, 1: as `mixed`, 2: as
-/// `own`); `cublas`: cuBLAS (gemmGroupedBatched for several shapes; measured faster than our
-/// first kernels); `mixed`: our kernels (src/cuda/batched_update.cu) wherever a step has
-/// several shapes, cuBLAS gemmBatched where it has one; `own`: ours at every step.
-enum class BatchedUpdate { automatic, cublas, mixed, own };
+/// `own`, 3: as `two_pass`); `cublas`: cuBLAS (gemmGroupedBatched for several shapes; measured
+/// faster than our first kernels); `mixed`: our fused update kernel
+/// (src/cuda/batched_update.cu) wherever a step has several shapes, cuBLAS gemmBatched where
+/// it has one; `own`: the fused kernel at every step; `two_pass`: our first kernels (W = Y^T C,
+/// then C -= V W, two launches) wherever a step has several shapes.
+enum class BatchedUpdate { automatic, cublas, mixed, own, two_pass };
 
 /// Whether a listed batch's register-kernel and shared-memory-block launches run on a side
 /// stream beside the blocked route (forked from and joined back to the context's stream):

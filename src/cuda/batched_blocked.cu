@@ -19,7 +19,8 @@
 //                     (hundreds for sizes drawn from 8..512).
 //   listed, several   or our update kernels (batched_update.cu: one launch for all shapes;
 //                     the grouped GEMM gets one group per matrix there, as C's ld differs per
-//                     matrix): GPUQR_BATCHED_VGEMM=1 ours there, =2 ours for one shape too.
+//                     matrix): GPUQR_BATCHED_VGEMM=1 our fused kernel there (one launch
+//                     per step), =2 ours for one shape too, =3 our first two-launch kernels.
 // The pointer arrays, descriptors and workspace offsets of every step are built on the host
 // once per call and uploaded in one copy; the GEMM group arrays are host arrays built once.
 // A listed batch is ordered by k = min(m, n), largest first, so the matrices that still have
@@ -92,8 +93,9 @@ int env_nb() {
   return nb;
 }
 
-/// GPUQR_BATCHED_VGEMM, read once: "1" our update kernels where a step has several shapes,
-/// "2" ours at every listed step, anything else or unset: cuBLAS everywhere (gemmGroupedBatched
+/// GPUQR_BATCHED_VGEMM, read once: "1" our fused update kernel where a step has several
+/// shapes, "2" the fused kernel at every listed step, "3" our first (two-launch) kernels where
+/// a step has several shapes, anything else or unset: cuBLAS everywhere (gemmGroupedBatched
 /// for mixed shapes; measured on an H100, session 9, faster than our first SIMT kernels).
 BatchedUpdate env_update() {
   static const BatchedUpdate update = [] {
@@ -101,16 +103,21 @@ BatchedUpdate env_update() {
     const std::string s = v == nullptr ? "" : v;
     if (s == "1") return BatchedUpdate::mixed;
     if (s == "2") return BatchedUpdate::own;
+    if (s == "3") return BatchedUpdate::two_pass;
     return BatchedUpdate::cublas;
   }();
   return update;
 }
 
+BatchedUpdate current_update() {
+  const auto u = static_cast<BatchedUpdate>(update_override.load());
+  return u == BatchedUpdate::automatic ? env_update() : u;
+}
+
 /// Whether a listed step whose update has `shapes` distinct (rows, nc, jb, ld) runs our update
 /// kernels (batched_update.cu) rather than cuBLAS.
 bool own_update(std::size_t shapes) {
-  auto u = static_cast<BatchedUpdate>(update_override.load());
-  if (u == BatchedUpdate::automatic) u = env_update();
+  const BatchedUpdate u = current_update();
   if (u == BatchedUpdate::cublas) return false;
   if (u == BatchedUpdate::own) return true;
   return shapes > 1;
@@ -464,7 +471,7 @@ struct Step {
   std::int64_t panel_count = 0, max_rows = 0;
   std::vector<std::int64_t> updates;  // indices into the group's order
   GemmGroups<T> first, second;        // W = Y^T C; C := C - V W
-  bool own = false;
+  bool own = false, fused = false;  // our kernels; the fused one (else the two-launch ones)
   std::vector<int> tiles_w, tiles_c;  // own: tiles before each panel matrix, and the total
   std::size_t ptrs_at = 0;
 };
@@ -518,6 +525,7 @@ void plan_steps(Group<T>& g) {
       u = v;
     }
     st.own = !st.updates.empty() && own_update(st.first.size.size());
+    st.fused = st.own && current_update() != BatchedUpdate::two_pass;
     if (st.own) {
       st.tiles_w.assign(1, 0);
       st.tiles_c.assign(1, 0);
@@ -699,7 +707,7 @@ void blocked_geqrf_listed(detail::ContextImpl& ctx, const std::vector<Desc<T>>& 
         const auto* tiles = reinterpret_cast<const int*>(base + st.ptrs_at);
         const UpdateArgs<T> up{b.list, ws, offsets, tiles, tiles + st.tiles_w.size(),
                                static_cast<int>(st.panel_count), st.j, g.nb};
-        launch_update(up, st.tiles_w.back(), st.tiles_c.back(), ctx.stream);
+        launch_update(up, st.tiles_w.back(), st.tiles_c.back(), st.fused, ctx.stream);
         continue;
       }
       T* const* ptrs = reinterpret_cast<T* const*>(base + st.ptrs_at);

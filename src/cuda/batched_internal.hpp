@@ -131,10 +131,11 @@ int update_w_tiles(int rows, int nc, int jb);
 int update_c_tiles(int rows, int nc, int jb);
 
 /// W = Y^T C then C := C - V W for every matrix of `p` (total_w, total_c: the tables' last
-/// entries): two launches on `stream`, asynchronous.
+/// entries), on `stream`, asynchronous: `fused`, one launch (a block per W tile computes its
+/// W in registers and updates the same columns of C); else two (the first SIMT kernels).
 template <class T>
 void launch_update(const UpdateArgs<T>& p, std::int64_t total_w, std::int64_t total_c,
-                   cudaStream_t stream);
+                   bool fused, cudaStream_t stream);
 
 /// dst_i := src_i for every pair: dst's entry i gives the m x n block copied (its m, n, ld),
 /// src's entry i where it is read (its ld; at least dst's m x n). One launch for the batch.

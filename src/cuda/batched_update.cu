@@ -154,6 +154,207 @@ __global__ void __launch_bounds__(kThreads) update_c_kernel(UpdateArgs<T> p) {
                                                        s.nc, s.jb, row0, col0, T(-1), true);
 }
 
+// ---- The fused update (the default of our kernels) ----------------------------------------
+//
+// A thread block per 64-column block of one matrix's C (the W tiles' numbering, tiles_w):
+//   phase 1: W_blk = Y^T C_blk (jb x 64, jb <= 32) over all rows, in registers: 32-row chunks
+//            of Y and C in shared memory, the 256 threads as 4 k-groups of 64 (each takes 8 of
+//            the chunk's rows: split-K inside the block), a thread 8 x 4 entries of W reading
+//            16-byte vectors along k; the 4 partial W summed in a fixed order into shared memory;
+//   phase 2: C_blk -= V W_blk, chunks of kRows2 rows of V in shared memory, a thread kRm x 4
+//            entries of C (16-byte vector reads of V along the rows, of W along the columns).
+// One launch per step instead of two, W never goes through memory, and the block reads its
+// columns of C twice (the second time mostly from L2). Exact per-entry arithmetic (FP32 stays
+// FP32, FP64 FP64); only the summation order of W differs from the two-pass kernels.
+
+template <class T>
+struct Vec;
+template <>
+struct Vec<float> {
+  using type = float4;
+};
+template <>
+struct Vec<double> {
+  using type = double2;
+};
+
+__device__ __forceinline__ float comp(const float4& v, int e) {
+  return e == 0 ? v.x : e == 1 ? v.y : e == 2 ? v.z : v.w;
+}
+__device__ __forceinline__ double comp(const double2& v, int e) { return e == 0 ? v.x : v.y; }
+
+template <class T>
+struct Fused {
+  using V = typename Vec<T>::type;
+  static constexpr int kVw = 16 / static_cast<int>(sizeof(T));  // elements per 16-byte vector
+  static constexpr int kJb = kUpdateWRows;                       // W rows (jb <= 32)
+  static constexpr int kCols = kUpdateWCols;                     // C columns per block
+  static constexpr int kBk = 32;                                 // rows per phase-1 chunk
+  // Padding by one vector: a warp's 16-byte reads at 8 consecutive columns (or 4 rows of Y)
+  // then fall on distinct banks ((kBk + kVw) * sizeof(T) / 4 = 4 mod 32 words).
+  static constexpr int kLdK = kBk + kVw;
+  static constexpr int kRm = sizeof(T) == 4 ? 8 : 4;  // phase-2 rows per thread
+  static constexpr int kRows2 = 16 * kRm;             // phase-2 chunk rows
+  static constexpr int kLdV = kRows2 + kVw;
+  static constexpr int kLdW = kCols + kVw;
+  static constexpr int kPhase1 = (kJb + kCols) * kLdK;
+  static constexpr int kPhase2 = kJb * kLdV;
+  static constexpr int kElems = (kPhase1 > kPhase2 ? kPhase1 : kPhase2) + kJb * kLdW;
+  static constexpr int kPre1 = (kJb + kCols) * kBk / kThreads;  // 12: 4 of Y, 8 of C
+  static constexpr int kPerPass2 = kThreads / kRows2;           // V columns per load pass
+  static constexpr int kPre2 = kJb / kPerPass2;
+  // FP32: the next chunk's loads are issued before the current chunk's products (registers
+  // for them fit 2 blocks per SM); FP64: not (they would spill at 128 registers).
+  static constexpr bool kPrefetch = sizeof(T) == 4;
+  // Blocks per SM asked of ptxas: FP32 2 (128 registers, no spills); FP64 1 (~190 registers:
+  // at 128 it spills ~150 bytes in the inner loops).
+  static constexpr int kMinBlocks = sizeof(T) == 4 ? 2 : 1;
+  static_assert(kThreads == 256 && kBk == 32 && kJb == 32 && kCols == 64, "the maps below");
+  static_assert(kElems * sizeof(T) <= 48 * 1024, "static shared memory");
+};
+
+template <class T>
+__global__ void __launch_bounds__(kThreads, Fused<T>::kMinBlocks) update_fused_kernel(UpdateArgs<T> p) {
+  using F = Fused<T>;
+  using V = typename F::V;
+  constexpr int kVw = F::kVw;
+  __shared__ __align__(16) T smem[F::kElems];
+  T* const s_y = smem;                         // phase 1: Y chunk, [W row][k]
+  T* const s_c = smem + F::kJb * F::kLdK;      // phase 1: C chunk, [column][k]
+  T* const s_v = smem;                         // phase 2: V chunk, [V column][row]
+  T* const s_w = smem + (F::kPhase1 > F::kPhase2 ? F::kPhase1 : F::kPhase2);  // [W row][col]
+
+  const int t = static_cast<int>(blockIdx.x);
+  const int mi = owner_of(p.tiles_w, p.count, t);
+  const StepView<T> s = view_at(p, mi);
+  const int col0 = (t - p.tiles_w[mi]) * F::kCols;
+  const int ncols = min(F::kCols, s.nc - col0);
+  T* const cb = s.c + std::int64_t(col0) * s.ld;
+  const int tid = static_cast<int>(threadIdx.x);
+
+  // Phase 1. Loads: thread (lk, lc) brings row lk of the chunk at W rows / columns lc + 8 u.
+  const int lk = tid % 32, lc = tid / 32;
+  T pre[F::kPre1];
+  auto load1 = [&](int k0) {
+    const int r = k0 + lk;
+    const bool in = r < s.rows;
+#pragma unroll
+    for (int u = 0; u < 4; ++u) {
+      const int c = lc + 8 * u;
+      pre[u] = in && c < s.jb ? s.y[r + std::int64_t(c) * s.rows] : T(0);
+    }
+#pragma unroll
+    for (int u = 0; u < 8; ++u) {
+      const int c = lc + 8 * u;
+      pre[4 + u] = in && c < ncols ? cb[r + std::int64_t(c) * s.ld] : T(0);
+    }
+  };
+  const int g = tid / 64, lt = tid % 64, rr = lt % 4, cc = lt / 4;
+  T acc[8][4];
+#pragma unroll
+  for (int i = 0; i < 8; ++i)
+#pragma unroll
+    for (int q = 0; q < 4; ++q) acc[i][q] = T(0);
+  if (F::kPrefetch) load1(0);
+  for (int k0 = 0; k0 < s.rows; k0 += F::kBk) {
+    if (!F::kPrefetch) load1(k0);
+#pragma unroll
+    for (int u = 0; u < 4; ++u) s_y[(lc + 8 * u) * F::kLdK + lk] = pre[u];
+#pragma unroll
+    for (int u = 0; u < 8; ++u) s_c[(lc + 8 * u) * F::kLdK + lk] = pre[4 + u];
+    __syncthreads();  // the chunk is in shared memory before anyone multiplies it
+    if (F::kPrefetch && k0 + F::kBk < s.rows) load1(k0 + F::kBk);  // in flight meanwhile
+#pragma unroll
+    for (int kk = g * (F::kBk / 4); kk < (g + 1) * (F::kBk / 4); kk += kVw) {
+      V cv[4];
+#pragma unroll
+      for (int q = 0; q < 4; ++q)
+        cv[q] = *reinterpret_cast<const V*>(s_c + (cc + 16 * q) * F::kLdK + kk);
+#pragma unroll
+      for (int i = 0; i < 8; ++i) {
+        const V yv = *reinterpret_cast<const V*>(s_y + (rr + 4 * i) * F::kLdK + kk);
+#pragma unroll
+        for (int e = 0; e < kVw; ++e)
+#pragma unroll
+          for (int q = 0; q < 4; ++q) acc[i][q] += comp(yv, e) * comp(cv[q], e);
+      }
+    }
+    __syncthreads();  // everyone is done with the chunk before the next one overwrites it
+  }
+  // The k-groups' partial W summed in order 0, 1, 2, 3 (deterministic).
+  for (int gg = 0; gg < 4; ++gg) {
+    if (g == gg) {
+#pragma unroll
+      for (int i = 0; i < 8; ++i)
+#pragma unroll
+        for (int q = 0; q < 4; ++q) {
+          T& w = s_w[(rr + 4 * i) * F::kLdW + cc + 16 * q];
+          w = gg == 0 ? acc[i][q] : w + acc[i][q];
+        }
+    }
+    __syncthreads();  // the next group adds to a complete partial sum; phase 2 reads all of W
+  }
+
+  // Phase 2. Loads: thread (lr, lv) brings row lr of the chunk at V columns lv + kPerPass2 u.
+  const int lr = tid % F::kRows2, lv = tid / F::kRows2;
+  T pre2[F::kPre2];
+  auto load2 = [&](int r0) {
+    const int r = r0 + lr;
+    const bool in = r < s.rows;
+#pragma unroll
+    for (int u = 0; u < F::kPre2; ++u) {
+      const int c = lv + F::kPerPass2 * u;
+      pre2[u] = in && c < s.jb ? s.v[r + std::int64_t(c) * s.rows] : T(0);
+    }
+  };
+  // Thread (rg, cg): rows kVw rg + 16 kVw h + e (h < kRm / kVw, e < kVw), columns 4 cg + q.
+  const int rg = tid % 16, cg = tid / 16;
+  constexpr int kH = F::kRm / kVw;
+  load2(0);
+  for (int r0 = 0; r0 < s.rows; r0 += F::kRows2) {
+#pragma unroll
+    for (int u = 0; u < F::kPre2; ++u) s_v[(lv + F::kPerPass2 * u) * F::kLdV + lr] = pre2[u];
+    __syncthreads();  // the V chunk is in shared memory
+    if (r0 + F::kRows2 < s.rows) load2(r0 + F::kRows2);
+    // C's entries accumulate V W's products one k at a time (the reference BLAS's order).
+    T cr[F::kRm][4];
+#pragma unroll
+    for (int a = 0; a < F::kRm; ++a) {
+      const int r = r0 + kVw * rg + 16 * kVw * (a / kVw) + a % kVw;
+#pragma unroll
+      for (int q = 0; q < 4; ++q) {
+        const int c = 4 * cg + q;
+        cr[a][q] = r < s.rows && c < ncols ? cb[r + std::int64_t(c) * s.ld] : T(0);
+      }
+    }
+#pragma unroll 2
+    for (int kk = 0; kk < s.jb; ++kk) {
+      V vv[kH], wv[4 / kVw];
+#pragma unroll
+      for (int h = 0; h < kH; ++h)
+        vv[h] = *reinterpret_cast<const V*>(s_v + kk * F::kLdV + kVw * rg + 16 * kVw * h);
+#pragma unroll
+      for (int b = 0; b < 4 / kVw; ++b)
+        wv[b] = *reinterpret_cast<const V*>(s_w + kk * F::kLdW + 4 * cg + kVw * b);
+#pragma unroll
+      for (int a = 0; a < F::kRm; ++a)
+#pragma unroll
+        for (int q = 0; q < 4; ++q)
+          cr[a][q] -= comp(vv[a / kVw], a % kVw) * comp(wv[q / kVw], q % kVw);
+    }
+#pragma unroll
+    for (int a = 0; a < F::kRm; ++a) {
+      const int r = r0 + kVw * rg + 16 * kVw * (a / kVw) + a % kVw;
+#pragma unroll
+      for (int q = 0; q < 4; ++q) {
+        const int c = 4 * cg + q;
+        if (r < s.rows && c < ncols) cb[r + std::int64_t(c) * s.ld] = cr[a][q];
+      }
+    }
+    __syncthreads();  // everyone is done with the V chunk before the next one overwrites it
+  }
+}
+
 unsigned grid_of_tiles(std::int64_t tiles) {
   if (tiles > std::numeric_limits<int>::max())
     GPUQR_THROW(InvalidArgument, "batched QR: " + std::to_string(tiles) +
@@ -175,8 +376,13 @@ int update_c_tiles(int rows, int nc, int jb) {
 
 template <class T>
 void launch_update(const UpdateArgs<T>& p, std::int64_t total_w, std::int64_t total_c,
-                   cudaStream_t stream) {
+                   bool fused, cudaStream_t stream) {
   if (p.count == 0 || total_w == 0) return;
+  if (fused) {
+    update_fused_kernel<T><<<grid_of_tiles(total_w), kThreads, 0, stream>>>(p);
+    GPUQR_CUDA_CHECK_LAUNCH(stream);
+    return;
+  }
   // Same stream, so the C update starts after every W is complete (a kernel boundary).
   update_w_kernel<T><<<grid_of_tiles(total_w), kThreads, 0, stream>>>(p);
   GPUQR_CUDA_CHECK_LAUNCH(stream);
@@ -185,8 +391,8 @@ void launch_update(const UpdateArgs<T>& p, std::int64_t total_w, std::int64_t to
 }
 
 template void launch_update<float>(const UpdateArgs<float>&, std::int64_t, std::int64_t,
-                                   cudaStream_t);
+                                   bool, cudaStream_t);
 template void launch_update<double>(const UpdateArgs<double>&, std::int64_t, std::int64_t,
-                                    cudaStream_t);
+                                    bool, cudaStream_t);
 
 }  // namespace gpuqr::kernels::cuda::batched
