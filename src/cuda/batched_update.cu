@@ -265,7 +265,8 @@ __global__ void __launch_bounds__(kThreads, Fused<T>::kMinBlocks) update_fused_k
     __syncthreads();  // the chunk is in shared memory before anyone multiplies it
     if (F::kPrefetch && k0 + F::kBk < s.rows) load1(k0 + F::kBk);  // in flight meanwhile
 #pragma unroll
-    for (int kk = g * (F::kBk / 4); kk < (g + 1) * (F::kBk / 4); kk += kVw) {
+    for (int k1 = 0; k1 < F::kBk / 4; k1 += kVw) {  // this k-group's quarter of the chunk
+      const int kk = g * (F::kBk / 4) + k1;
       V cv[4];
 #pragma unroll
       for (int q = 0; q < 4; ++q)
