@@ -225,54 +225,68 @@ TEST_P(BatchedSmallCuda, ListedMixedBatchMatchesTheCpuTwin) {
   }));
 }
 
+/// Strided batches of each shape on `gpu`: the first reflector's tau and R(0, 0) against the
+/// exact values (long double from the input column), worst relative error in eps.
+template <class T>
+void check_first_reflector(const Context& gpu, const std::vector<BShape>& shapes) {
+  for (const BShape shape : shapes) {
+    const std::int64_t m = shape.m, n = shape.n, count = m * n > 2048 ? 500 : 4000;
+    SCOPED_TRACE(std::to_string(m) + "x" + std::to_string(n));
+    HostBatch<T> host;
+    host.shapes.assign(static_cast<std::size_t>(count), shape);
+    for (std::int64_t q = 0; q < count; ++q) {
+      // Plain random entries, one column in 8 scaled across the fast path's range.
+      Matrix<T> a = random_matrix<T>(m, n, 7100 + 13 * q);
+      const double scale = q % 8 == 3 ? (sizeof(T) == 8 ? 1e-120 : 1e-12)
+                           : q % 8 == 6 ? (sizeof(T) == 8 ? 1e120 : 1e12) : 1.0;
+      for (std::int64_t i = 0; i < m; ++i) a(i, 0) = static_cast<T>(double(a(i, 0)) * scale);
+      host.mats.push_back(std::move(a));
+    }
+    StridedBatch<T> dev = to_strided<T>(gpu, host, 0, 0);
+    geqrf_strided_batched<T>(gpu, m, n, dev.data.data(), dev.ld, dev.stride, dev.tau.data(),
+                             dev.tau_stride, count);
+    const Matrix<T> got = to_host(gpu, dev.data), got_tau = to_host(gpu, dev.tau);
+    double worst_tau = 0, worst_beta = 0;
+    std::int64_t tau_at = -1, beta_at = -1;
+    for (std::int64_t q = 0; q < count; ++q) {
+      const Matrix<T>& a = host.mats[static_cast<std::size_t>(q)];
+      long double ss = 0;
+      for (std::int64_t i = 0; i < m; ++i) ss += (long double)a(i, 0) * (long double)a(i, 0);
+      const long double alpha = a(0, 0), norm = std::sqrt(ss);
+      const long double beta = alpha < 0 ? norm : -norm;
+      const long double tau = (beta - alpha) / beta;
+      const double d_tau =
+          double(std::fabs((long double)got_tau(q * dev.tau_stride, 0) - tau) / tau);
+      const double d_beta =
+          double(std::fabs((long double)got(q * dev.stride, 0) - beta) / std::fabs(beta));
+      TwinWorst::note(worst_tau, tau_at, d_tau, q);
+      TwinWorst::note(worst_beta, beta_at, d_beta, q);
+    }
+    // The GPU's own sum of squares (partial sums and a shuffle tree) and the refined
+    // estimates: a few ulps; 8 leaves room for m = 200.
+    EXPECT_LT(track("first tau", worst_tau / accuracy::eps<T>()), 8.0) << "matrix " << tau_at;
+    EXPECT_LT(track("first beta", worst_beta / accuracy::eps<T>()), 8.0) << "matrix " << beta_at;
+  }
+}
+
 // The first reflector of each matrix comes from the input column alone, so its tau and
-// R(0, 0) = beta can be held to a few ulps of the exact values (long double from the input),
-// much tighter than the twin bound above: this catches an approximate square root or
-// reciprocal left short of full precision (an unrefined or once-refined hardware estimate is
-// off by 2^-20 to 2^-40, thousands of ulps), which the backward error and orthogonality
-// ratios would not notice.
+// R(0, 0) = beta can be held to a few ulps of the exact values, much tighter than the twin
+// bound above: this catches an approximate square root or reciprocal left short of full
+// precision (an unrefined or once-refined hardware estimate is off by 2^-20 to 2^-40,
+// thousands of ulps), which the backward error and orthogonality ratios would not notice.
 TEST_P(BatchedSmallCuda, FirstReflectorWithinUlpsOfExact) {
   GPUQR_FOR_PRECISION(([&]<class T>() {
     // The register kernel's classes, and (64 x 64, 200 x 100) the blocked route's panel.
-    for (const BShape shape : {BShape{16, 16}, BShape{32, 32}, BShape{64, 16}, BShape{8, 8},
-                               BShape{13, 7}, BShape{64, 64}, BShape{200, 100}}) {
-      const std::int64_t m = shape.m, n = shape.n, count = m * n > 2048 ? 500 : 4000;
-      SCOPED_TRACE(std::to_string(m) + "x" + std::to_string(n));
-      HostBatch<T> host;
-      host.shapes.assign(static_cast<std::size_t>(count), shape);
-      for (std::int64_t q = 0; q < count; ++q) {
-        // Plain random entries, one column in 8 scaled across the fast path's range.
-        Matrix<T> a = random_matrix<T>(m, n, 7100 + 13 * q);
-        const double scale = q % 8 == 3 ? (sizeof(T) == 8 ? 1e-120 : 1e-12)
-                             : q % 8 == 6 ? (sizeof(T) == 8 ? 1e120 : 1e12) : 1.0;
-        for (std::int64_t i = 0; i < m; ++i) a(i, 0) = static_cast<T>(double(a(i, 0)) * scale);
-        host.mats.push_back(std::move(a));
-      }
-      StridedBatch<T> dev = to_strided<T>(ctx(), host, 0, 0);
-      geqrf_strided_batched<T>(ctx(), m, n, dev.data.data(), dev.ld, dev.stride, dev.tau.data(),
-                               dev.tau_stride, count);
-      const Matrix<T> got = to_host(ctx(), dev.data), got_tau = to_host(ctx(), dev.tau);
-      double worst_tau = 0, worst_beta = 0;
-      std::int64_t tau_at = -1, beta_at = -1;
-      for (std::int64_t q = 0; q < count; ++q) {
-        const Matrix<T>& a = host.mats[static_cast<std::size_t>(q)];
-        long double ss = 0;
-        for (std::int64_t i = 0; i < m; ++i) ss += (long double)a(i, 0) * (long double)a(i, 0);
-        const long double alpha = a(0, 0), norm = std::sqrt(ss);
-        const long double beta = alpha < 0 ? norm : -norm;
-        const long double tau = (beta - alpha) / beta;
-        const double d_tau =
-            double(std::fabs((long double)got_tau(q * dev.tau_stride, 0) - tau) / tau);
-        const double d_beta =
-            double(std::fabs((long double)got(q * dev.stride, 0) - beta) / std::fabs(beta));
-        TwinWorst::note(worst_tau, tau_at, d_tau, q);
-        TwinWorst::note(worst_beta, beta_at, d_beta, q);
-      }
-      // The GPU's own sum of squares (partial sums and a shuffle tree) and the refined
-      // estimates: a few ulps; 8 leaves room for m = 200.
-      EXPECT_LT(track("first tau", worst_tau / accuracy::eps<T>()), 8.0) << "matrix " << tau_at;
-      EXPECT_LT(track("first beta", worst_beta / accuracy::eps<T>()), 8.0) << "matrix " << beta_at;
-    }
+    check_first_reflector<T>(ctx(), {{16, 16}, {32, 32}, {64, 16}, {8, 8}, {13, 7}, {64, 64},
+                                     {200, 100}});
+  }));
+}
+
+// The same on the tall register kernel (batched_tall_small.cu), forced on for its classes.
+TEST_P(BatchedSmallCuda, FirstReflectorWithinUlpsOfExactOnTheTallKernel) {
+  kernels::cuda::set_batched_tall(kernels::cuda::TallRoute::on);
+  GPUQR_FOR_PRECISION(([&]<class T>() {
+    check_first_reflector<T>(ctx(), {{128, 32}, {64, 16}, {64, 64}, {100, 20}, {256, 30}});
   }));
 }
 
