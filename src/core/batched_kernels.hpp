@@ -112,9 +112,10 @@ void set_batched_overlap(BatchedOverlap overlap);
 void set_batched_panel_split(int split);
 
 /// Routing of the CUDA batched geqrf's cooperative register kernel for small tall matrices
-/// (src/cuda/batched_tall_small.cu): `automatic` follows GPUQR_BATCHED_TALL (0 off, 2
-/// outside_small, else on); `off`: the routes before it; `on`: n <= 32 with 32 < m <= 256, and
-/// n <= 64 with m <= 128; `outside_small`: those the small register kernel does not take.
+/// (src/cuda/batched_tall_small.cu): `automatic` follows GPUQR_BATCHED_TALL (0 off, 1 on,
+/// else (unset, 2) outside_small); `off`: the routes before it; `on`: n <= 32 with
+/// 32 < m <= 256, and n <= 64 with m <= 128; `outside_small`: those the small register kernel
+/// does not take.
 enum class TallRoute { automatic, off, on, outside_small };
 
 /// Test hook: overrides the tall route's knob for later calls in this process. Not for
