@@ -122,6 +122,11 @@ enum class TallRoute { automatic, off, on, outside_small };
 /// concurrent use with running batched calls. A build without CUDA ignores it.
 void set_batched_tall(TallRoute route);
 
+/// Test hook: the tall kernel's variant (GPUQR_BATCHED_TALL_V: 0, 1) and the launch bounds'
+/// blocks per SM of its FP64 128x32 and 64x64 classes (GPUQR_BATCHED_TALL_MINB: 0 default, 2,
+/// 4) for later calls; -1 follows the knob. A build without CUDA ignores it.
+void set_batched_tall_variant(int variant, int min_blocks);
+
 /// Test hook: launches of the tall-small kernel so far in this process (tests check that the
 /// route they force is the one that ran). A build without CUDA returns 0.
 std::int64_t batched_tall_launches();
