@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <cmath>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gpuqr/accuracy.hpp"
@@ -30,6 +31,7 @@ namespace {
 
 using kernels::cuda::batched_tall_launches;
 using kernels::cuda::set_batched_tall;
+using kernels::cuda::set_batched_tall_variant;
 using kernels::cuda::TallRoute;
 
 class BatchedTallSmallCuda : public BackendTest {
@@ -38,7 +40,10 @@ class BatchedTallSmallCuda : public BackendTest {
     BackendTest::SetUp();
     set_batched_tall(TallRoute::on);
   }
-  void TearDown() override { set_batched_tall(TallRoute::automatic); }
+  void TearDown() override {
+    set_batched_tall(TallRoute::automatic);
+    set_batched_tall_variant(-1, -1);
+  }
 };
 
 constexpr double kBound = 30.0;       // backward error, orthogonality, |diag R|
@@ -361,6 +366,38 @@ TEST_P(BatchedTallSmallCuda, BothRoutingsGiveTheSameInvariants) {
       check_strided<T>(ctx(), {{128, 32, 300, 0, 0}, {64, 64, 100, 0, 0}}, 3,
                        route != TallRoute::off);
       check_strided<T>(ctx(), {{64, 16, 300, 0, 0}}, 3, route == TallRoute::on);
+    }
+  }));
+}
+
+TEST_P(BatchedTallSmallCuda, VariantsMatchTheCpuTwin) {
+  GPUQR_FOR_PRECISION(([&]<class T>() {
+    // The A/B variants of the kernel (GPUQR_BATCHED_TALL_V, GPUQR_BATCHED_TALL_MINB): the
+    // warp-wide pivot step with the update's skip of v's leading zeros, and the FP64 launch
+    // bounds of 128x32 and 64x64 at 2 and 4 blocks per SM, each alone and together. Odd and
+    // unaligned shapes, m < n, and the special columns (scaled larfg path, tau = 0).
+    for (const auto& [variant, min_blocks] :
+         std::vector<std::pair<int, int>>{{1, 0}, {0, 2}, {0, 4}, {1, 2}, {1, 4}}) {
+      SCOPED_TRACE("variant " + std::to_string(variant) + ", min blocks " +
+                   std::to_string(min_blocks));
+      set_batched_tall_variant(variant, min_blocks);
+      check_strided<T>(ctx(),
+                       {{128, 32, 900, 0, 0},
+                        {127, 31, 500, 1, 3},
+                        {64, 64, 500, 0, 0},
+                        {63, 61, 300, 1, 0},
+                        {40, 64, 200, 1, 0},
+                        {97, 7, 400, 1, 2},
+                        {256, 32, 200, 0, 0}},
+                       11);
+      check_strided<T>(ctx(),
+                       {{128, 32, 200, 0, 0, Special::tiny},
+                        {127, 31, 200, 1, 0, Special::huge},
+                        {64, 64, 200, 0, 0, Special::graded},
+                        {128, 32, 200, 0, 0, Special::zero_column},
+                        {65, 64, 200, 1, 0, Special::zero_subcolumn},
+                        {64, 64, 100, 0, 0, Special::zero}},
+                       13);
     }
   }));
 }

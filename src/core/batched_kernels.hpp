@@ -111,14 +111,20 @@ void set_batched_update(BatchedUpdate update);
 void set_batched_overlap(BatchedOverlap overlap);
 
 /// Routing of the CUDA batched geqrf's cooperative register kernel for small tall matrices
-/// (src/cuda/batched_tall_small.cu): `automatic` follows GPUQR_BATCHED_TALL (0 off, 2
-/// outside_small, else on); `off`: the routes before it; `on`: n <= 32 with 32 < m <= 256, and
-/// n <= 64 with m <= 128; `outside_small`: those the small register kernel does not take.
+/// (src/cuda/batched_tall_small.cu): `automatic` follows GPUQR_BATCHED_TALL (0 off, 1 on,
+/// else (unset, 2) outside_small); `off`: the routes before it; `on`: n <= 32 with
+/// 32 < m <= 256, and n <= 64 with m <= 128; `outside_small`: those the small register kernel
+/// does not take.
 enum class TallRoute { automatic, off, on, outside_small };
 
 /// Test hook: overrides the tall route's knob for later calls in this process. Not for
 /// concurrent use with running batched calls. A build without CUDA ignores it.
 void set_batched_tall(TallRoute route);
+
+/// Test hook: the tall kernel's variant (GPUQR_BATCHED_TALL_V: 0, 1) and the launch bounds'
+/// blocks per SM of its FP64 128x32 and 64x64 classes (GPUQR_BATCHED_TALL_MINB: 0 default, 2,
+/// 4) for later calls; -1 follows the knob. A build without CUDA ignores it.
+void set_batched_tall_variant(int variant, int min_blocks);
 
 /// Test hook: launches of the tall-small kernel so far in this process (tests check that the
 /// route they force is the one that ran). A build without CUDA returns 0.

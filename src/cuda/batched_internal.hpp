@@ -54,7 +54,8 @@ void launch_small_geqrf(const DeviceBatch<T>& b, int cls, cudaStream_t stream);
 
 /// The cooperative register kernel's class of an m x n matrix under the current routing
 /// (test override, GPUQR_BATCHED_TALL): -1 unless n <= 32 and m <= 256, or n <= 64 and
-/// m <= 128, and the small kernel does not keep the matrix (m <= 32 and n <= 32 stay there).
+/// m <= 128, and the small kernel does not keep the matrix (m <= 32 and n <= 32 stay there;
+/// by default, GPUQR_BATCHED_TALL unset or 2, all of its class n <= 32, m <= 64).
 int tall_class(std::int64_t m, std::int64_t n);
 constexpr int kTallClasses = 11;
 

@@ -3,7 +3,8 @@
 //
 //   tall   (n <= 32 and 32 < m <= 256,  batched_tall_small.cu, a thread block per matrix, each
 //           n <= 64 and m <= 128)       column in registers over several lanes of a warp;
-//                                       GPUQR_BATCHED_TALL=0 (off) | 2 (outside small only)
+//                                       GPUQR_BATCHED_TALL=0 (off) | 1 (on) | unset,
+//                                       2 (default: outside small's class)
 //   small  (n <= 32, m <= 64)          batched_small.cu, a warp per matrix, registers
 //   blocked (n >= 64, or too large for  batched_blocked.cu: panel kernel + cuBLAS batched
 //           block, m x nb panel fits     GEMMs per panel step (geqrf only; orgqr/ormqr keep

@@ -36,8 +36,13 @@
 // an SM drift apart, so one's loads and stores overlap the others' arithmetic.
 //
 // GPUQR_BATCHED_TALL (read once; set_batched_tall for tests): 0 off (the routes before it),
-// 2 only shapes outside the small register kernel's class, else on (see tall_class).
+// 1 on for the whole class (see tall_class), else (unset, 2) only the shapes outside the small
+// register kernel's class (64x16 measured faster there, H100 2026-11-25).
 // GPUQR_BATCHED_TALL_RL=8|16|32 (read once): rows per lane, default 16.
+// GPUQR_BATCHED_TALL_V=1 (read once, RL 16): the pivot step run by the whole warp with constant
+// full masks, and the update skipping v's leading zero granule rows (see reflector), default 0.
+// GPUQR_BATCHED_TALL_MINB=2|4 (read once): launch bounds of the FP64 128x32 and 64x64 classes
+// at RL 16 (see env_minb). set_batched_tall_variant overrides both (tests).
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -57,10 +62,16 @@ namespace {
 
 std::atomic<int> tall_override{static_cast<int>(TallRoute::automatic)};
 std::atomic<std::int64_t> tall_launches{0};
+std::atomic<int> variant_override{-1}, minb_override{-1};
 
 }  // namespace
 
 void set_batched_tall(TallRoute route) { tall_override.store(static_cast<int>(route)); }
+
+void set_batched_tall_variant(int variant, int min_blocks) {
+  variant_override.store(variant);
+  minb_override.store(min_blocks);
+}
 
 std::int64_t batched_tall_launches() { return tall_launches.load(); }
 
@@ -172,6 +183,13 @@ struct ColumnInfo {
   T tau, beta, scale, pad;
 };
 
+/// v, which the compiler must assume changed (see the 64-bit opaque below): predicates
+/// derived from it are recomputed rather than packed into a register meanwhile.
+__device__ __forceinline__ int opaque_int(int v) {
+  asm volatile("" : "+r"(v));
+  return v;
+}
+
 /// Offset of register i's row from the lane's first row: g * kStride + h for i = g * kGe + h.
 template <class C>
 __device__ __forceinline__ constexpr int row_off(int i) {
@@ -264,26 +282,37 @@ __device__ __noinline__ Scalars<T> larfg_scaled_scalars(T alpha, T sum, int e) {
   return {beta, (beta - alpha) / beta, alpha - beta};
 }
 
-/// larfg on column p (this lane's column, p < k): v (0 above p, 1 at p) and tau into `buf`
-/// (v at buf[row], tau at buf[M]), tau, beta and v's scale into `info`. The lanes' registers
-/// keep x (the scaled path rescales it by a power of two): the column's final entries are
-/// formed when it is stored, off the chain of steps every other column waits on. Called by
-/// the S lanes of the column together (mask: theirs).
-template <class C, class T>
-__device__ __forceinline__ void reflector(T (&a)[C::kRL], int p, int m, int s, unsigned mask,
-                                          T* buf, ColumnInfo<T>* info) {
+/// larfg on column p (p < k): v (0 above p, 1 at p) and tau into `buf` (v at buf[row], tau at
+/// buf[M]), tau, beta and v's scale into `info`. The lanes' registers keep x (the scaled path
+/// rescales it by a power of two): the column's final entries are formed when it is stored,
+/// off the chain of steps every other column waits on.
+///
+/// V (GPUQR_BATCHED_TALL_V) 0: called by the S lanes of column p only (mine true; mask:
+/// theirs). V 1: called by the whole warp holding column p (mask kFull); the lanes of its other
+/// columns (mine false) compute along on harmless values and write nothing. Shuffles and
+/// warp barriers then take a constant full mask (with a lane-dependent mask the compiler adds
+/// MATCH.ANY, REDUX and a divergence check to each), the row predicates are recomputed after
+/// the sum of squares (rather than packed into a register across the scalars).
+template <class C, int V, class T>
+__device__ __forceinline__ void reflector(T (&a)[C::kRL], int p, int m, int s, bool mine,
+                                          unsigned mask, T* buf, ColumnInfo<T>* info) {
   // Register i holds row row_off(i) + s * kGe: below p iff row_off(i) > d0 = p - s * kGe.
   const int d0 = p - s * C::kGe;
   // alpha through shared memory (the column's raw rows, overwritten by v below): the owner's
   // register index is runtime, and selecting it costs more than the round trip.
+  if (mine) {
 #pragma unroll
-  for (int g = 0; g < C::kG; ++g) store_granule(buf + g * C::kStride + s * C::kGe, a + g * C::kGe);
+    for (int g = 0; g < C::kG; ++g)
+      store_granule(buf + g * C::kStride + s * C::kGe, a + g * C::kGe);
+  }
   T part[4] = {T(0), T(0), T(0), T(0)};
 #pragma unroll
   for (int i = 0; i < C::kRL; ++i) {
     const T x = row_off<C>(i) > d0 ? a[i] : T(0);
     part[i & 3] = fma(x, x, part[i & 3]);
   }
+  // The row predicates again from here on (V 1; see above).
+  const int d1 = V == 0 ? d0 : opaque_int(d0);
   __syncwarp(mask);  // the raw rows are visible to the column's lanes
   const T alpha = buf[p];
   const T ss = group_sum<C::kS>((part[0] + part[1]) + (part[2] + part[3]), mask);
@@ -292,7 +321,9 @@ __device__ __forceinline__ void reflector(T (&a)[C::kRL], int p, int m, int s, u
   T beta = alpha, tau = 0, scale = 1;
   if (p + 1 < m) {  // else no rows below the diagonal: H = I (LAPACK: tau = 0)
     const T total = fma(alpha, alpha, ss);
-    if (ss >= kTiny && total <= kHuge) {  // false for NaN too
+    bool fast = ss >= kTiny && total <= kHuge;  // false for NaN too
+    if constexpr (V != 0) fast = __all_sync(kFull, fast || !mine);
+    if (fast) {
       // ||(alpha, x)|| = total r, r = 1 / sqrt(total); tau = 1 - alpha / beta = 1 + |alpha| r;
       // 1 / (alpha - beta) = sign(alpha) / (|alpha| + norm). All in range here.
       const T r = fast_rsqrt(total);
@@ -304,39 +335,47 @@ __device__ __forceinline__ void reflector(T (&a)[C::kRL], int p, int m, int s, u
       // Squares under- or overflow (the same branch on all S lanes: ss and total are the
       // same bits there). ||x|| from x scaled by 2^-e, 2^e <= max |x_i| (exact scaling, no
       // divisions); v = x / (alpha - beta) as (x 2^-f) / ((alpha - beta) 2^-f), the divisor
-      // then in [1, 2) (1 / (alpha - beta) alone may overflow when beta is tiny).
+      // then in [1, 2) (1 / (alpha - beta) alone may overflow when beta is tiny). V 1: the
+      // other columns' lanes stand in x = 0, alpha = 1 (in range, no recursion at 0).
       T amax = 0;
 #pragma unroll
-      for (int i = 0; i < C::kRL; ++i) amax = row_off<C>(i) > d0 ? fmax(amax, fabs(a[i])) : amax;
+      for (int i = 0; i < C::kRL; ++i)
+        amax = mine && row_off<C>(i) > d1 ? fmax(amax, fabs(a[i])) : amax;
       amax = group_max<C::kS>(amax, mask);
-      if (amax > T(0)) {  // else x == 0: tau = 0, x kept
-        const int e = exponent_of(amax);
-        const T lo = pow2(amax, -(e / 2)), hi = pow2(amax, -(e - e / 2));
+      bool nonzero = amax > T(0);
+      if constexpr (V != 0) nonzero = __any_sync(kFull, nonzero && mine);
+      if (nonzero) {  // else x == 0: tau = 0, x kept
+        const T am = mine ? amax : T(1), al = mine ? alpha : T(1);
+        const int e = exponent_of(am);
+        const T lo = pow2(am, -(e / 2)), hi = pow2(am, -(e - e / 2));
         T sum = 0;
 #pragma unroll
         for (int i = 0; i < C::kRL; ++i) {
-          const T y = row_off<C>(i) > d0 ? a[i] * lo * hi : T(0);
+          const T y = mine && row_off<C>(i) > d1 ? a[i] * lo * hi : T(0);
           sum = fma(y, y, sum);
         }
-        const Scalars<T> h = larfg_scaled_scalars(alpha, group_sum<C::kS>(sum, mask), e);
+        const Scalars<T> h = larfg_scaled_scalars(al, group_sum<C::kS>(sum, mask), e);
         beta = h.beta;
         tau = h.tau;
         const int f = exponent_of(fabs(h.denom));
-        const T f_lo = pow2(amax, -(f / 2)), f_hi = pow2(amax, -(f - f / 2));
+        const T f_lo = pow2(am, -(f / 2)), f_hi = pow2(am, -(f - f / 2));
 #pragma unroll
-        for (int i = 0; i < C::kRL; ++i) a[i] = row_off<C>(i) > d0 ? a[i] * f_lo * f_hi : a[i];
+        for (int i = 0; i < C::kRL; ++i)
+          a[i] = mine && row_off<C>(i) > d1 ? a[i] * f_lo * f_hi : a[i];
         scale = fast_rcp(h.denom * f_lo * f_hi);
       }
     }
   }
   __syncwarp(mask);  // every lane has read alpha before its granule is overwritten
+  if (!mine) return;
+  const int dv = V == 0 ? d0 : opaque_int(d1);
 #pragma unroll
   for (int g = 0; g < C::kG; ++g) {
     T v[C::kGe];
 #pragma unroll
     for (int h = 0; h < C::kGe; ++h) {
       const int i = g * C::kGe + h;
-      v[h] = a[i] * (row_off<C>(i) > d0 ? scale : T(0));
+      v[h] = a[i] * (row_off<C>(i) > dv ? scale : T(0));
     }
     store_granule(buf + g * C::kStride + s * C::kGe, v);
   }
@@ -349,15 +388,17 @@ __device__ __forceinline__ void reflector(T (&a)[C::kRL], int p, int m, int s, u
 }
 
 /// a -= tau (v^T a) v with v from `buf` (this lane's rows); lanes with apply false only join
-/// the shuffles (the whole warp calls this).
-template <class C, class T>
-__device__ __forceinline__ void apply_reflector(const T* buf, T tau, bool apply, int s,
+/// the shuffles (the whole warp calls this). V 1: granule rows wholly above row j (v_j is zero
+/// there) are skipped, as LAPACK's larf skips v's leading zeros.
+template <class C, int V, class T>
+__device__ __forceinline__ void apply_reflector(const T* buf, T tau, bool apply, int s, int j,
                                                 T (&a)[C::kRL]) {
   T dot = 0;
   if (apply) {
     T part[4] = {T(0), T(0), T(0), T(0)};
 #pragma unroll
     for (int g = 0; g < C::kG; ++g) {
+      if (V != 0 && (g + 1) * C::kStride <= j) continue;
       T v[C::kGe];
       load_granule(buf + g * C::kStride + s * C::kGe, v);
 #pragma unroll
@@ -373,6 +414,7 @@ __device__ __forceinline__ void apply_reflector(const T* buf, T tau, bool apply,
     const T w = -tau * dot;
 #pragma unroll
     for (int g = 0; g < C::kG; ++g) {
+      if (V != 0 && (g + 1) * C::kStride <= j) continue;
       T v[C::kGe];
       if constexpr (C::kReload) {
         reload_granule(buf + g * C::kStride + s * C::kGe, v);
@@ -401,8 +443,11 @@ __device__ __forceinline__ void block_barrier() {
   }
 }
 
-template <class T, int M, int W, int RL>
-__global__ void __launch_bounds__(TallCfg<T, M, W, RL>::kThreads, TallCfg<T, M, W, RL>::kMinBlocks)
+/// V: see reflector. MinB: the launch bounds' blocks per SM (0: TallCfg's), which caps the
+/// registers per thread at 64K / (MinB kThreads).
+template <class T, int M, int W, int RL, int V, int MinB>
+__global__ void __launch_bounds__(TallCfg<T, M, W, RL>::kThreads,
+                                  MinB > 0 ? MinB : TallCfg<T, M, W, RL>::kMinBlocks)
     tall_geqrf_kernel(DeviceBatch<T> batch) {
   using C = TallCfg<T, M, W, RL>;
   // Two buffers of v (M rows) and tau (one granule after them), alternating by step.
@@ -429,9 +474,15 @@ __global__ void __launch_bounds__(TallCfg<T, M, W, RL>::kThreads, TallCfg<T, M, 
         const T tau = v[M];
         cur ^= 1;
         if (tau != T(0) && warp_last > j && warp_first < n)  // block- and warp-uniform
-          apply_reflector<C>(v, tau, col > j && col < n, s, a);
+          apply_reflector<C, V>(v, tau, col > j && col < n, s, j, a);
       }
-      if (col == j + 1 && j + 1 < k) reflector<C>(a, j + 1, m, s, mask, bufs[cur], info);
+      if constexpr (V == 0) {
+        if (col == j + 1 && j + 1 < k) reflector<C, 0>(a, j + 1, m, s, true, mask, bufs[cur], info);
+      } else {
+        // The whole warp holding column j + 1 (warp-uniform).
+        if (j + 1 < k && warp_first <= j + 1 && j + 1 <= warp_last)
+          reflector<C, V>(a, j + 1, m, s, col == j + 1, kFull, bufs[cur], info);
+      }
     }
     // The descriptor is read again (opaque q) rather than held across the factorization,
     // where its registers would crowd the column's. Every info entry was written before the
@@ -444,10 +495,10 @@ __global__ void __launch_bounds__(TallCfg<T, M, W, RL>::kThreads, TallCfg<T, M, 
   }
 }
 
-template <class T, int M, int W, int RL>
+template <class T, int M, int W, int RL, int V, int MinB = 0>
 void launch_one(const DeviceBatch<T>& b, cudaStream_t stream) {
   using C = TallCfg<T, M, W, RL>;
-  auto kernel = tall_geqrf_kernel<T, M, W, RL>;
+  auto kernel = tall_geqrf_kernel<T, M, W, RL, V, MinB>;
   int device = 0, sms = 0, per_sm = 0;
   GPUQR_CUDA_CHECK(cudaGetDevice(&device));
   GPUQR_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
@@ -459,52 +510,76 @@ void launch_one(const DeviceBatch<T>& b, cudaStream_t stream) {
   GPUQR_CUDA_CHECK_LAUNCH(stream);
 }
 
-template <class T, int RL>
+/// GPUQR_BATCHED_TALL_MINB, read once (or set_batched_tall_variant): 2 or 4 blocks per SM in the launch bounds of the FP64
+/// 128x32 and 64x64 classes at RL 16 (registers 128 or 64 a thread); anything else TallCfg's
+/// (3, 80 registers).
+int env_minb() {
+  static const int b = [] {
+    const char* v = std::getenv("GPUQR_BATCHED_TALL_MINB");
+    const int x = v == nullptr ? 0 : std::atoi(v);
+    return x == 2 || x == 4 ? x : 0;
+  }();
+  const int o = minb_override.load();
+  return o >= 0 ? o : b;
+}
+
+/// One class at RL rows per lane, variant V (and the FP64 launch-bounds variants, env_minb).
+template <class T, int M, int W, int RL, int V>
+void launch_class(const DeviceBatch<T>& b, cudaStream_t stream) {
+  if constexpr (RL == 16 && std::is_same_v<T, double> &&
+                ((M == 128 && W == 32) || (M == 64 && W == 64))) {
+    if (env_minb() == 2) return launch_one<T, M, W, RL, V, 2>(b, stream);
+    if (env_minb() == 4) return launch_one<T, M, W, RL, V, 4>(b, stream);
+  }
+  launch_one<T, M, W, RL, V>(b, stream);
+}
+
+template <class T, int RL, int V>
 void launch_rl(const DeviceBatch<T>& b, int cls, cudaStream_t stream) {
   switch (cls) {
     case 0:
-      launch_one<T, 64, 8, RL>(b, stream);
+      launch_class<T, 64, 8, RL, V>(b, stream);
       break;
     case 1:
-      launch_one<T, 64, 16, RL>(b, stream);
+      launch_class<T, 64, 16, RL, V>(b, stream);
       break;
     case 2:
-      launch_one<T, 64, 32, RL>(b, stream);
+      launch_class<T, 64, 32, RL, V>(b, stream);
       break;
     case 3:
-      launch_one<T, 64, 64, RL>(b, stream);
+      launch_class<T, 64, 64, RL, V>(b, stream);
       break;
     case 4:
-      launch_one<T, 128, 8, RL>(b, stream);
+      launch_class<T, 128, 8, RL, V>(b, stream);
       break;
     case 5:
-      launch_one<T, 128, 16, RL>(b, stream);
+      launch_class<T, 128, 16, RL, V>(b, stream);
       break;
     case 6:
-      launch_one<T, 128, 32, RL>(b, stream);
+      launch_class<T, 128, 32, RL, V>(b, stream);
       break;
     case 7:
-      launch_one<T, 128, 64, RL>(b, stream);
+      launch_class<T, 128, 64, RL, V>(b, stream);
       break;
     case 8:
-      launch_one<T, 256, 8, RL>(b, stream);
+      launch_class<T, 256, 8, RL, V>(b, stream);
       break;
     case 9:
-      launch_one<T, 256, 16, RL>(b, stream);
+      launch_class<T, 256, 16, RL, V>(b, stream);
       break;
     default:
-      launch_one<T, 256, 32, RL>(b, stream);
+      launch_class<T, 256, 32, RL, V>(b, stream);
       break;
   }
 }
 
-/// GPUQR_BATCHED_TALL, read once: 0 off, 2 outside the small class only, else on.
+/// GPUQR_BATCHED_TALL, read once: 0 off, 1 on, else (unset, 2) outside the small class only.
 TallRoute env_tall() {
   static const TallRoute route = [] {
     const char* v = std::getenv("GPUQR_BATCHED_TALL");
     if (v != nullptr && std::strcmp(v, "0") == 0) return TallRoute::off;
-    if (v != nullptr && std::strcmp(v, "2") == 0) return TallRoute::outside_small;
-    return TallRoute::on;
+    if (v != nullptr && std::strcmp(v, "1") == 0) return TallRoute::on;
+    return TallRoute::outside_small;
   }();
   return route;
 }
@@ -517,6 +592,18 @@ int env_rl() {
     return x == 8 || x == 32 ? x : 16;
   }();
   return rl;
+}
+
+/// GPUQR_BATCHED_TALL_V, read once (or set_batched_tall_variant): 1 the warp-wide pivot step
+/// and the update's skip of v's leading zeros (see reflector, apply_reflector; RL 16 only),
+/// anything else 0.
+int env_variant() {
+  static const int x = [] {
+    const char* v = std::getenv("GPUQR_BATCHED_TALL_V");
+    return v != nullptr && std::strcmp(v, "1") == 0 ? 1 : 0;
+  }();
+  const int o = variant_override.load();
+  return o >= 0 ? o : x;
 }
 
 TallRoute current_tall() {
@@ -549,13 +636,17 @@ void launch_tall_geqrf(const DeviceBatch<T>& b, int cls, cudaStream_t stream) {
   tall_launches.fetch_add(1);
   switch (env_rl()) {
     case 8:
-      launch_rl<T, 8>(b, cls, stream);
+      launch_rl<T, 8, 0>(b, cls, stream);
       break;
     case 32:
-      launch_rl<T, 32>(b, cls, stream);
+      launch_rl<T, 32, 0>(b, cls, stream);
       break;
     default:
-      launch_rl<T, 16>(b, cls, stream);
+      if (env_variant() == 1) {
+        launch_rl<T, 16, 1>(b, cls, stream);
+      } else {
+        launch_rl<T, 16, 0>(b, cls, stream);
+      }
       break;
   }
 }
