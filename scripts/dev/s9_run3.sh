@@ -3,7 +3,7 @@
 # faster, default outside_small; s9-var2: a fused variable-shape update kernel, cuBLAS by
 # default, no split panels): every CUDA test (the batched routes also serve the sparse fronts);
 # the A/B of GPUQR_BATCHED_VGEMM / _OVERLAP on the variable batch and of the tall kernel's
-# knobs, ours only at 0.5 GiB; then the batched table against cuBLAS at 1 GiB.
+# knobs (GPUQR_BATCHED_TALL_V, _MINB), ours only at 0.5 GiB; then the batched table against cuBLAS at 1 GiB.
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 out="${OUT:-/tmp/out}"; mkdir -p "$out"; w="$out/w"; mkdir -p "$w"; b=build-gpu; s=$(date +%s)
@@ -21,12 +21,15 @@ for k in "GPUQR_BATCHED_VGEMM=0 GPUQR_BATCHED_OVERLAP=0" "GPUQR_BATCHED_VGEMM=0"
   f="$w/var_$(echo $k | tr ' =' '__').txt"; env $k timeout 60 $B $V > "$f" 2>&1; echo "== $k rc $?"; grep -E "var 8|classes" "$f" | cut -c1-110
 done
 echo "t $(( $(date +%s) - s )) s"
-T="--n 16,32,64 --shape both --precision both --gib 0.5 --no-baseline --no-variable"
-for k in ${TALL_KNOBS:-"GPUQR_BATCHED_TALL=0" "GPUQR_BATCHED_TALL=2"}; do
+T="--n 16,32,64 --shape both --precision double --gib 0.5 --no-baseline --no-variable"
+for k in "GPUQR_BATCHED_TALL=0" "GPUQR_BATCHED_TALL_V=0" "GPUQR_BATCHED_TALL_V=1" "GPUQR_BATCHED_TALL_MINB=2" "GPUQR_BATCHED_TALL_MINB=4" "GPUQR_BATCHED_TALL_V=1 GPUQR_BATCHED_TALL_MINB=4" "GPUQR_BATCHED_TALL_V=1 GPUQR_BATCHED_TALL_MINB=2"; do
   f="$w/tall_$(echo $k | tr ' =' '__').txt"; env $k timeout 40 $B $T > "$f" 2>&1; echo "== $k rc $?"; grep -E "^fp" "$f" | cut -c1-60
 done
 echo "t $(( $(date +%s) - s )) s"
 timeout 240 $b/tests/gpuqr_tests --gtest_filter='*cuda*:*Cuda*' > "$w/tests_cuda.log" 2>&1; echo "cuda tests rc $?"
+for k in "GPUQR_BATCHED_TALL_V=1" "GPUQR_BATCHED_TALL_MINB=4" "GPUQR_BATCHED_TALL_V=1 GPUQR_BATCHED_TALL_MINB=4"; do
+  f="$w/tests_tall_$(echo $k | tr ' =' '__').log"; env $k timeout 60 $b/tests/gpuqr_tests --gtest_filter='*BatchedTallSmallCuda*' > "$f" 2>&1; echo "== tall tests $k rc $?"; grep -E "^\[  FAILED|PASSED" "$f" | head -5
+done
 grep -E "^\[  FAILED|PASSED|tests ran" "$w/tests_cuda.log" | head -20; grep -B3 -A12 "Failure" "$w/tests_cuda.log" | head -60
 grep -E "first (tau|beta)" "$w/tests_cuda.log" | head -4
 echo "t $(( $(date +%s) - s )) s"
