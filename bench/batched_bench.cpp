@@ -57,10 +57,9 @@ void usage() {
       "  LIST: comma separated n (default 16,32,64,128,256,512); G: GiB per batch (1)\n"
       "  --listed: equal-size batches as pointer arrays (geqrf_batched), not strided\n"
       "  Routing knobs (read once per process): GPUQR_BATCHED_ROUTE=old|blocked,\n"
-      "  GPUQR_BATCHED_NB=8|16|32, GPUQR_BATCHED_VGEMM=0|1|2|3 (trailing update:\n"
-      "  cuBLAS | fused kernel for mixed shapes | fused always | two-launch kernels for mixed\n"
-      "  shapes), GPUQR_BATCHED_OVERLAP=0|1 (small and block\n"
-      "  routes beside the blocked one)\n");
+      "  GPUQR_BATCHED_NB=8|16|32, GPUQR_BATCHED_VGEMM=0|1|2 (trailing update: cuBLAS |\n"
+      "  fused kernel for mixed shapes | fused always; unset: 1 in FP32, 0 in FP64),\n"
+      "  GPUQR_BATCHED_TALL=0|1|2, GPUQR_BATCHED_TALL_V=0|1 (the tall kernel)\n");
 }
 
 bool parse(int argc, char** argv, Options& o) {

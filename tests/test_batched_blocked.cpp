@@ -7,8 +7,8 @@
 // included: Householder QR is column-scaling invariant); a rank-deficient matrix is checked
 // through the invariants alone (its trailing reflectors are rounding noise). Every batch is
 // also checked for backward error and orthogonality (Q from orgqr_vbatched). The mixed-shape
-// update kernels (batched_update.cu) and the side stream of the one-launch routes are checked the same way on odd shapes (1 x 1, one row or column, tall,
-// wide) with ld > m, whose padding rows (and tau past k) must stay untouched.
+// update kernel (batched_update.cu) is checked the same way on odd shapes (1 x 1, one row or
+// column, tall, wide) with ld > m, whose padding rows (and tau past k) must stay untouched.
 // CUDA only: the cases skip with a message without a GPU.
 #include <gtest/gtest.h>
 
@@ -26,10 +26,8 @@
 namespace gpuqr::testing {
 namespace {
 
-using kernels::cuda::BatchedOverlap;
 using kernels::cuda::BatchedRoute;
 using kernels::cuda::BatchedUpdate;
-using kernels::cuda::set_batched_overlap;
 using kernels::cuda::set_batched_route;
 using kernels::cuda::set_batched_update;
 
@@ -47,7 +45,6 @@ class BatchedBlockedCuda : public BackendTest {
   void TearDown() override {
     set_batched_route(BatchedRoute::automatic);
     set_batched_update(BatchedUpdate::automatic);
-    set_batched_overlap(BatchedOverlap::automatic);
     kernels::cuda::set_batched_tall(kernels::cuda::TallRoute::automatic);
   }
 };
@@ -216,7 +213,7 @@ TEST_P(BatchedBlockedCuda, GelsThroughTheBlockedRouteMatchesTheCpu) {
   }));
 }
 
-/// Shapes for the update kernels and the side stream: 1 x 1, one row, one column, odd sizes,
+/// Shapes for the update kernel: 1 x 1, one row, one column, odd sizes,
 /// tall and wide, repeated shapes (a step with a group of several) beside unique ones, and
 /// matrices of the register kernel (n <= 32, m <= 64) and of the shared-memory block route
 /// (63 x 45, 70 x 1) next to the blocked ones.
@@ -269,26 +266,21 @@ CtxBatch<T> factor_padded(const Context& ctx, const HostBatch<T>& host, std::int
   return out;
 }
 
-TEST_P(BatchedBlockedCuda, UpdateKernelsAndSideStreamMatchTheCpuTwin) {
+TEST_P(BatchedBlockedCuda, UpdateKernelsMatchTheCpuTwin) {
   GPUQR_FOR_PRECISION(([&]<class T>() {
     const HostBatch<T> host = make_mixed<T>(kOdd, 123, {6, 14}, {});
     const CtxBatch<T> ref = cpu_factors(host);
     // Every GPUQR_BATCHED_VGEMM setting: the fused kernel everywhere (2) and on mixed steps
-    // (1), the two-launch kernels (3), cuBLAS (0 and the default).
-    for (const BatchedUpdate update :
-         {BatchedUpdate::own, BatchedUpdate::mixed, BatchedUpdate::two_pass,
-          BatchedUpdate::automatic, BatchedUpdate::cublas}) {
-      for (const BatchedOverlap overlap : {BatchedOverlap::on, BatchedOverlap::off}) {
-        SCOPED_TRACE("update " + std::to_string(static_cast<int>(update)) + ", overlap " +
-                     std::to_string(static_cast<int>(overlap)));
-        set_batched_update(update);
-        set_batched_overlap(overlap);
-        std::int64_t touched = -1;
-        const CtxBatch<T> dev = factor_padded<T>(ctx(), host, touched);
-        EXPECT_EQ(touched, 0) << "entries below a matrix (ld > m) or past its tau were written";
-        expect_twin<T>(ctx(), host, dev, ref, {});
-        check_factors<T>(ctx(), host, dev, kBound);
-      }
+    // (1), cuBLAS (0), and the default (per precision).
+    for (const BatchedUpdate update : {BatchedUpdate::own, BatchedUpdate::mixed,
+                                       BatchedUpdate::automatic, BatchedUpdate::cublas}) {
+      SCOPED_TRACE("update " + std::to_string(static_cast<int>(update)));
+      set_batched_update(update);
+      std::int64_t touched = -1;
+      const CtxBatch<T> dev = factor_padded<T>(ctx(), host, touched);
+      EXPECT_EQ(touched, 0) << "entries below a matrix (ld > m) or past its tau were written";
+      expect_twin<T>(ctx(), host, dev, ref, {});
+      check_factors<T>(ctx(), host, dev, kBound);
     }
   }));
 }
@@ -297,7 +289,7 @@ TEST_P(BatchedBlockedCuda, UpdateKernelsAtEveryPanelWidth) {
   GPUQR_FOR_PRECISION(([&]<class T>() {
     const HostBatch<T> host = make_mixed<T>(kOdd, 321, {9}, {});
     const CtxBatch<T> ref = cpu_factors(host);
-    for (const BatchedUpdate update : {BatchedUpdate::own, BatchedUpdate::two_pass}) {
+    for (const BatchedUpdate update : {BatchedUpdate::own, BatchedUpdate::cublas}) {
       set_batched_update(update);
       for (const int nb : {32, 16, 8}) {
         SCOPED_TRACE("update " + std::to_string(static_cast<int>(update)) + ", nb " +

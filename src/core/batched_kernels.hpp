@@ -93,22 +93,15 @@ enum class BatchedRoute { automatic, old, blocked };
 void set_batched_route(BatchedRoute route, int nb = 0);
 
 /// How the blocked route applies a panel step's trailing update to a listed batch:
-/// `automatic` follows GPUQR_BATCHED_VGEMM (unset or 0: as `cublas`, 1: as `mixed`, 2: as
-/// `own`, 3: as `two_pass`); `cublas`: cuBLAS (gemmGroupedBatched for several shapes; measured
-/// faster than our first kernels); `mixed`: our fused update kernel
-/// (src/cuda/batched_update.cu) wherever a step has several shapes, cuBLAS gemmBatched where
-/// it has one; `own`: the fused kernel at every step; `two_pass`: our first kernels (W = Y^T C,
-/// then C -= V W, two launches) wherever a step has several shapes.
-enum class BatchedUpdate { automatic, cublas, mixed, own, two_pass };
-
-/// Whether a listed batch's register-kernel and shared-memory-block launches run on a side
-/// stream beside the blocked route (forked from and joined back to the context's stream):
-/// `automatic` follows GPUQR_BATCHED_OVERLAP (0: off; else on).
-enum class BatchedOverlap { automatic, off, on };
+/// `automatic` follows GPUQR_BATCHED_VGEMM (0: as `cublas`, 1: as `mixed`, 2: as `own`; unset:
+/// `mixed` in FP32, `cublas` in FP64, as measured); `cublas`: cuBLAS (gemmGroupedBatched for
+/// several shapes); `mixed`: our fused update kernel (src/cuda/batched_update.cu) wherever a
+/// step has several shapes, cuBLAS gemmBatched where it has one; `own`: the fused kernel at
+/// every step.
+enum class BatchedUpdate { automatic, cublas, mixed, own };
 
 /// Test hooks, as set_batched_route: override the above for later calls in this process.
 void set_batched_update(BatchedUpdate update);
-void set_batched_overlap(BatchedOverlap overlap);
 
 /// Routing of the CUDA batched geqrf's cooperative register kernel for small tall matrices
 /// (src/cuda/batched_tall_small.cu): `automatic` follows GPUQR_BATCHED_TALL (0 off, 1 on,
@@ -121,10 +114,9 @@ enum class TallRoute { automatic, off, on, outside_small };
 /// concurrent use with running batched calls. A build without CUDA ignores it.
 void set_batched_tall(TallRoute route);
 
-/// Test hook: the tall kernel's variant (GPUQR_BATCHED_TALL_V: 0, 1) and the launch bounds'
-/// blocks per SM of its FP64 128x32 and 64x64 classes (GPUQR_BATCHED_TALL_MINB: 0 default, 2,
-/// 4) for later calls; -1 follows the knob. A build without CUDA ignores it.
-void set_batched_tall_variant(int variant, int min_blocks);
+/// Test hook: the tall kernel's variant (GPUQR_BATCHED_TALL_V: 0 the first version, 1 the
+/// default) for later calls; -1 follows the knob. A build without CUDA ignores it.
+void set_batched_tall_variant(int variant);
 
 /// Test hook: launches of the tall-small kernel so far in this process (tests check that the
 /// route they force is the one that ran). A build without CUDA returns 0.

@@ -17,10 +17,10 @@
 //                     at that step), which keeps a variable-size batch at 2 GEMM calls per step
 //                     where bucketing by shape would cost 2 calls per distinct shape per step
 //                     (hundreds for sizes drawn from 8..512).
-//   listed, several   or our update kernels (batched_update.cu: one launch for all shapes;
-//                     the grouped GEMM gets one group per matrix there, as C's ld differs per
-//                     matrix): GPUQR_BATCHED_VGEMM=1 our fused kernel there (one launch
-//                     per step), =2 ours for one shape too, =3 our first two-launch kernels.
+//   listed, several   or our fused update kernel (batched_update.cu: one launch for all
+//                     shapes; the grouped GEMM gets one group per matrix there, as C's ld
+//                     differs per matrix): the default in FP32, GPUQR_BATCHED_VGEMM=1 in
+//                     FP64 too, =2 for one shape too, =0 cuBLAS in FP32 too (own_update).
 // The pointer arrays, descriptors and workspace offsets of every step are built on the host
 // once per call and uploaded in one copy; the GEMM group arrays are host arrays built once.
 // A listed batch is ordered by k = min(m, n), largest first, so the matrices that still have
@@ -93,31 +93,30 @@ int env_nb() {
   return nb;
 }
 
-/// GPUQR_BATCHED_VGEMM, read once: "1" our fused update kernel where a step has several
-/// shapes, "2" the fused kernel at every listed step, "3" our first (two-launch) kernels where
-/// a step has several shapes, anything else or unset: cuBLAS everywhere (gemmGroupedBatched
-/// for mixed shapes; measured on an H100, session 9, faster than our first SIMT kernels).
+/// GPUQR_BATCHED_VGEMM, read once: "0" cuBLAS everywhere (gemmGroupedBatched for mixed
+/// shapes), "1" our fused update kernel where a step has several shapes, "2" ours at every
+/// listed step; anything else or unset: automatic (below).
 BatchedUpdate env_update() {
   static const BatchedUpdate update = [] {
     const char* v = std::getenv("GPUQR_BATCHED_VGEMM");
     const std::string s = v == nullptr ? "" : v;
+    if (s == "0") return BatchedUpdate::cublas;
     if (s == "1") return BatchedUpdate::mixed;
     if (s == "2") return BatchedUpdate::own;
-    if (s == "3") return BatchedUpdate::two_pass;
-    return BatchedUpdate::cublas;
+    return BatchedUpdate::automatic;
   }();
   return update;
 }
 
-BatchedUpdate current_update() {
-  const auto u = static_cast<BatchedUpdate>(update_override.load());
-  return u == BatchedUpdate::automatic ? env_update() : u;
-}
-
 /// Whether a listed step whose update has `shapes` distinct (rows, nc, jb, ld) runs our update
-/// kernels (batched_update.cu) rather than cuBLAS.
+/// kernel (batched_update.cu) rather than cuBLAS. Automatic: FP32 ours where the step has
+/// several shapes, FP64 cuBLAS (H100, session 9, var batch 8..512 at 0.5 GiB: FP32 11.5 ms
+/// ours against 14.9 cuBLAS; FP64 10.5 against 10.0).
+template <class T>
 bool own_update(std::size_t shapes) {
-  const BatchedUpdate u = current_update();
+  auto u = static_cast<BatchedUpdate>(update_override.load());
+  if (u == BatchedUpdate::automatic) u = env_update();
+  if (u == BatchedUpdate::automatic) u = sizeof(T) == 4 ? BatchedUpdate::mixed : BatchedUpdate::cublas;
   if (u == BatchedUpdate::cublas) return false;
   if (u == BatchedUpdate::own) return true;
   return shapes > 1;
@@ -471,8 +470,8 @@ struct Step {
   std::int64_t panel_count = 0, max_rows = 0;
   std::vector<std::int64_t> updates;  // indices into the group's order
   GemmGroups<T> first, second;        // W = Y^T C; C := C - V W
-  bool own = false, fused = false;  // our kernels; the fused one (else the two-launch ones)
-  std::vector<int> tiles_w, tiles_c;  // own: tiles before each panel matrix, and the total
+  bool own = false;              // our update kernel (batched_update.cu), else cuBLAS
+  std::vector<int> tiles_w;      // own: blocks before each panel matrix, and the total
   std::size_t ptrs_at = 0;
 };
 
@@ -524,21 +523,17 @@ void plan_steps(Group<T>& g) {
       st.second.add(CUBLAS_OP_N, rows, nc, jb, T(-1), rows, jb, T(1), ld, count);
       u = v;
     }
-    st.own = !st.updates.empty() && own_update(st.first.size.size());
-    st.fused = st.own && current_update() != BatchedUpdate::two_pass;
+    st.own = !st.updates.empty() && own_update<T>(st.first.size.size());
     if (st.own) {
       st.tiles_w.assign(1, 0);
-      st.tiles_c.assign(1, 0);
       for (std::int64_t i = 0; i < st.panel_count; ++i) {
         const Desc<T>& d = g.mats[static_cast<std::size_t>(i)];
         const int jb = std::min(nb, std::min(d.m, d.n) - j);
         const int rows = d.m - j, nc = d.n - j - jb;
         const std::int64_t w = st.tiles_w.back() + update_w_tiles(rows, nc, jb);
-        const std::int64_t c = st.tiles_c.back() + update_c_tiles(rows, nc, jb);
-        if (c > std::numeric_limits<int>::max())
+        if (w > std::numeric_limits<int>::max())
           GPUQR_THROW(InvalidArgument, "batched QR: too many update tiles in one step");
         st.tiles_w.push_back(static_cast<int>(w));
-        st.tiles_c.push_back(static_cast<int>(c));
       }
     }
     g.steps.push_back(std::move(st));
@@ -645,10 +640,10 @@ void blocked_geqrf_listed(detail::ContextImpl& ctx, const std::vector<Desc<T>>& 
     plan_steps(g);
     g.descs_at = stage_take(staged, g.mats.size() * sizeof(Desc<T>));
     g.offsets_at = stage_take(staged, g.mats.size() * sizeof(std::int64_t));
-    // Our tables take 2 (panel_count + 1) ints, within blocked_bytes' 4 pointers per update
+    // Our table takes panel_count + 1 ints, within blocked_bytes' 4 pointers per update
     // (a step's panel has at least one matrix).
     for (Step<T>& st : g.steps)
-      st.ptrs_at = st.own ? stage_take(staged, 2 * st.tiles_w.size() * sizeof(int))
+      st.ptrs_at = st.own ? stage_take(staged, st.tiles_w.size() * sizeof(int))
                           : stage_take(staged, 4 * st.updates.size() * sizeof(T*));
     for (const Desc<T>& d : g.mats) {
       g.offsets.push_back(ws_total);
@@ -669,9 +664,7 @@ void blocked_geqrf_listed(detail::ContextImpl& ctx, const std::vector<Desc<T>>& 
                 g.offsets.size() * sizeof(std::int64_t));
     for (const Step<T>& st : g.steps) {
       if (st.own) {
-        const std::size_t bytes = st.tiles_w.size() * sizeof(int);
-        std::memcpy(host.data() + st.ptrs_at, st.tiles_w.data(), bytes);
-        std::memcpy(host.data() + st.ptrs_at + bytes, st.tiles_c.data(), bytes);
+        std::memcpy(host.data() + st.ptrs_at, st.tiles_w.data(), st.tiles_w.size() * sizeof(int));
         continue;
       }
       const std::size_t u = st.updates.size();
@@ -705,9 +698,9 @@ void blocked_geqrf_listed(detail::ContextImpl& ctx, const std::vector<Desc<T>>& 
       if (u == 0) continue;
       if (st.own) {
         const auto* tiles = reinterpret_cast<const int*>(base + st.ptrs_at);
-        const UpdateArgs<T> up{b.list, ws, offsets, tiles, tiles + st.tiles_w.size(),
-                               static_cast<int>(st.panel_count), st.j, g.nb};
-        launch_update(up, st.tiles_w.back(), st.tiles_c.back(), st.fused, ctx.stream);
+        const UpdateArgs<T> up{b.list, ws, offsets, tiles, static_cast<int>(st.panel_count),
+                               st.j, g.nb};
+        launch_update(up, st.tiles_w.back(), ctx.stream);
         continue;
       }
       T* const* ptrs = reinterpret_cast<T* const*>(base + st.ptrs_at);

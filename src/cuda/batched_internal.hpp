@@ -110,33 +110,29 @@ void blocked_geqrf_listed(detail::ContextImpl& ctx, const std::vector<Desc<T>>& 
 /// One panel step's trailing update for a listed batch of mixed shapes (batched_update.cu):
 /// matrices 0 .. count-1 of `list` (the step's panel prefix), each with its workspace at ws +
 /// offsets[i] (V, Y = V T: m x nb each, ld m - j; W after them: nb x n, ld jb), step j, panel
-/// width nb. tiles_w / tiles_c: count + 1 ascending ints in device memory, the output tiles
-/// before matrix i of W = Y^T C and of C -= V W (update_w_tiles / update_c_tiles per matrix).
+/// width nb. tiles_w: count + 1 ascending ints in device memory, the update's blocks before
+/// matrix i (update_w_tiles per matrix).
 template <class T>
 struct UpdateArgs {
   const Desc<T>* list;
   T* ws;
   const std::int64_t* offsets;
   const int* tiles_w;
-  const int* tiles_c;
   int count, j, nb;
 };
 
-/// Output tiles of the two update kernels (rows x columns; W's tile row covers jb <= 32).
+/// The update's block: W's jb <= 32 rows by 64 columns of C.
 constexpr int kUpdateWRows = 32, kUpdateWCols = 64;
-constexpr int kUpdateCRows = 64, kUpdateCCols = 64;
 
-/// Tiles of W = Y^T C and of C -= V W for a matrix with `rows` = m - j, `nc` trailing columns
-/// and a panel of jb columns (0 where nothing is updated).
+/// Blocks of the update for a matrix with `rows` = m - j, `nc` trailing columns and a panel
+/// of jb columns (0 where nothing is updated).
 int update_w_tiles(int rows, int nc, int jb);
-int update_c_tiles(int rows, int nc, int jb);
 
-/// W = Y^T C then C := C - V W for every matrix of `p` (total_w, total_c: the tables' last
-/// entries), on `stream`, asynchronous: `fused`, one launch (a block per W tile computes its
-/// W in registers and updates the same columns of C); else two (the first SIMT kernels).
+/// W = Y^T C then C := C - V W for every matrix of `p` (`tiles`: the table's last entry), one
+/// launch on `stream`, asynchronous: a block per 64 columns of one matrix's C computes its W
+/// in registers and updates the same columns.
 template <class T>
-void launch_update(const UpdateArgs<T>& p, std::int64_t total_w, std::int64_t total_c,
-                   bool fused, cudaStream_t stream);
+void launch_update(const UpdateArgs<T>& p, std::int64_t tiles, cudaStream_t stream);
 
 /// dst_i := src_i for every pair: dst's entry i gives the m x n block copied (its m, n, ld),
 /// src's entry i where it is read (its ld; at least dst's m x n). One launch for the batch.

@@ -97,19 +97,6 @@ void on_lanes(detail::ContextImpl& ctx, const std::vector<std::int64_t>& items, 
   }
 }
 
-std::atomic<int> overlap_override{static_cast<int>(BatchedOverlap::automatic)};
-
-/// Whether a listed batch's small and block launches go to a side stream (see
-/// BatchedOverlap); GPUQR_BATCHED_OVERLAP read once, "0" off.
-bool overlap_small() {
-  static const bool env = [] {
-    const char* v = std::getenv("GPUQR_BATCHED_OVERLAP");
-    return !(v != nullptr && std::string(v) == "0");
-  }();
-  const auto o = static_cast<BatchedOverlap>(overlap_override.load());
-  return o == BatchedOverlap::automatic ? env : o == BatchedOverlap::on;
-}
-
 /// Bump allocation from the call workspace, sized once per leaf call.
 class Scratch {
  public:
@@ -278,39 +265,24 @@ void geqrf_impl(detail::ContextImpl& ctx, const MatrixBatch<T>& a, Scratch& scra
   std::vector<Desc<T>> all;
   for (const auto& bucket : buckets) all.insert(all.end(), bucket.begin(), bucket.end());
   const Desc<T>* d = upload(ctx, scratch, all);
-  // Beside the blocked route, the one-launch routes go to a side stream: the blocked route's
-  // late steps leave most SMs idle (few matrices, launch-bound), which these fill. The side
-  // stream starts after the upload above and is joined back before the dense route.
-  Lanes* side = nullptr;
-  cudaStream_t one_launch = ctx.stream;
-  if (!all.empty() && !blocked.empty() && overlap_small()) {
-    side = &lanes_for(ctx.device);
-    one_launch = side->ctx[0].stream();
-    GPUQR_CUDA_CHECK(cudaEventRecord(side->fork, ctx.stream));
-    GPUQR_CUDA_CHECK(cudaStreamWaitEvent(one_launch, side->fork, 0));
-  }
   std::size_t first = 0;
   for (std::size_t c = 0; c < buckets.size(); ++c) {
     const std::size_t count = buckets[c].size();
     if (count == 0) continue;
     const DeviceBatch<T> b = listed(d, first, count);
     if (c < kTallFirst) {
-      batched::launch_small_geqrf(b, static_cast<int>(c), one_launch);
+      batched::launch_small_geqrf(b, static_cast<int>(c), ctx.stream);
     } else if (c < kBlockBucket) {
-      batched::launch_tall_geqrf(b, static_cast<int>(c) - kTallFirst, one_launch);
+      batched::launch_tall_geqrf(b, static_cast<int>(c) - kTallFirst, ctx.stream);
     } else {
-      batched::launch_block_geqrf(b, block_elems, ctx.device, one_launch);
+      batched::launch_block_geqrf(b, block_elems, ctx.device, ctx.stream);
     }
     first += count;
   }
-  if (side != nullptr) GPUQR_CUDA_CHECK(cudaEventRecord(side->join[0], one_launch));
   if (!blocked.empty()) {
     const std::size_t bytes = batched::blocked_bytes(blocked, smem);
     batched::blocked_geqrf_listed(ctx, blocked, scratch.take<unsigned char>(bytes), bytes);
   }
-  // Later work on the context's stream (the caller's, or the dense lanes' fork, which reuses
-  // these events after this wait has captured them) sees the side stream's matrices done.
-  if (side != nullptr) GPUQR_CUDA_CHECK(cudaStreamWaitEvent(ctx.stream, side->join[0], 0));
   geqrf_dense(ctx, a, dense);
 }
 
@@ -351,10 +323,6 @@ void apply_impl(detail::ContextImpl& ctx, Op op, bool identity, const MatrixBatc
 }
 
 }  // namespace
-
-void set_batched_overlap(BatchedOverlap overlap) {
-  overlap_override.store(static_cast<int>(overlap));
-}
 
 template <class T>
 void batched_geqrf(detail::ContextImpl& ctx, const MatrixBatch<T>& a) {

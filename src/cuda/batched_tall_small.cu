@@ -38,11 +38,12 @@
 // GPUQR_BATCHED_TALL (read once; set_batched_tall for tests): 0 off (the routes before it),
 // 1 on for the whole class (see tall_class), else (unset, 2) only the shapes outside the small
 // register kernel's class (64x16 measured faster there, H100 2026-11-25).
-// GPUQR_BATCHED_TALL_RL=8|16|32 (read once): rows per lane, default 16.
-// GPUQR_BATCHED_TALL_V=1 (read once, RL 16): the pivot step run by the whole warp with constant
-// full masks, and the update skipping v's leading zero granule rows (see reflector), default 0.
-// GPUQR_BATCHED_TALL_MINB=2|4 (read once): launch bounds of the FP64 128x32 and 64x64 classes
-// at RL 16 (see env_minb). set_batched_tall_variant overrides both (tests).
+// GPUQR_BATCHED_TALL_V (read once; set_batched_tall_variant for tests): 1 (default) the pivot
+// step run by the whole warp with constant full masks, and the update skipping v's leading
+// zero granule rows (see reflector); 0 the first version, kept for the A/B. Measured (H100,
+// session 9, FP64, 0.5 GiB, ms V0 / V1): 128x32 1.851 / 1.740, 64x64 3.411 / 3.078. Measured
+// and removed: 8 or 32 rows per lane (128x32 2.05 / 2.04 ms at V0), 2 or 4 blocks per SM in
+// the FP64 launch bounds (2.22 / 1.88 at V0; 1.84 / 1.78 at V1).
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -56,22 +57,20 @@
 
 #include "src/cuda/batched_internal.hpp"
 #include "src/cuda/check.hpp"
+#include "src/cuda/larfg_scalars.cuh"
 
 namespace gpuqr::kernels::cuda {
 namespace {
 
 std::atomic<int> tall_override{static_cast<int>(TallRoute::automatic)};
 std::atomic<std::int64_t> tall_launches{0};
-std::atomic<int> variant_override{-1}, minb_override{-1};
+std::atomic<int> variant_override{-1};
 
 }  // namespace
 
 void set_batched_tall(TallRoute route) { tall_override.store(static_cast<int>(route)); }
 
-void set_batched_tall_variant(int variant, int min_blocks) {
-  variant_override.store(variant);
-  minb_override.store(min_blocks);
-}
+void set_batched_tall_variant(int variant) { variant_override.store(variant); }
 
 std::int64_t batched_tall_launches() { return tall_launches.load(); }
 
@@ -142,33 +141,6 @@ __device__ __forceinline__ void reload_granule(const double* p, double* v) {
   const auto a = static_cast<unsigned>(__cvta_generic_to_shared(p));
   asm volatile("ld.volatile.shared.v2.f64 {%0, %1}, [%2];" : "=d"(v[0]), "=d"(v[1]) : "r"(a));
 }
-__device__ __forceinline__ void reload_granule(const float* p, float* v) {
-  const auto a = static_cast<unsigned>(__cvta_generic_to_shared(p));
-  asm volatile("ld.volatile.shared.v4.f32 {%0, %1, %2, %3}, [%4];"
-               : "=f"(v[0]), "=f"(v[1]), "=f"(v[2]), "=f"(v[3])
-               : "r"(a));
-}
-
-// Reciprocal (square root) for arguments known to be normal and far from the ends of the
-// range (larfg's fast path): the hardware approximation refined by Newton steps, with no
-// slow-path call (whose register saves would put a stack frame in the loop). FP64: two steps
-// from the ~20 correct bits of MUFU.RSQ64H / RCP64H; FP32: the approximations' 1-2 ulp suffice.
-__device__ __forceinline__ double fast_rsqrt(double x) {
-  double y;
-  asm("rsqrt.approx.ftz.f64 %0, %1;" : "=d"(y) : "d"(x));
-#pragma unroll
-  for (int i = 0; i < 2; ++i) y = fma(0.5 * y, fma(-x, y * y, 1.0), y);
-  return y;
-}
-__device__ __forceinline__ float fast_rsqrt(float x) { return rsqrtf(x); }
-__device__ __forceinline__ double fast_rcp(double x) {
-  double y;
-  asm("rcp.approx.ftz.f64 %0, %1;" : "=d"(y) : "d"(x));
-#pragma unroll
-  for (int i = 0; i < 2; ++i) y = fma(y, fma(-x, y, 1.0), y);
-  return y;
-}
-__device__ __forceinline__ float fast_rcp(float x) { return __fdividef(1.0f, x); }
 
 /// Whether d's columns start on 16-byte boundaries (granule copies).
 template <class C, class T>
@@ -268,7 +240,7 @@ __device__ __forceinline__ T times_pow2_neg(T x, int e) {
 }
 
 template <class T>
-struct Scalars {
+struct ScaledScalars {
   T beta, tau, denom;
 };
 
@@ -276,7 +248,7 @@ struct Scalars {
 /// LAPACK's dlapy2 for beta. Out of line: square root, hypot and division are long sequences
 /// with slow-path calls, needed only for the rare columns that take this path.
 template <class T>
-__device__ __noinline__ Scalars<T> larfg_scaled_scalars(T alpha, T sum, int e) {
+__device__ __noinline__ ScaledScalars<T> larfg_scaled_scalars(T alpha, T sum, int e) {
   const T xnorm = sqrt(sum) * pow2(sum, e / 2) * pow2(sum, e - e / 2);
   const T beta = -copysign(hypot(alpha, xnorm), alpha);
   return {beta, (beta - alpha) / beta, alpha - beta};
@@ -316,21 +288,17 @@ __device__ __forceinline__ void reflector(T (&a)[C::kRL], int p, int m, int s, b
   __syncwarp(mask);  // the raw rows are visible to the column's lanes
   const T alpha = buf[p];
   const T ss = group_sum<C::kS>((part[0] + part[1]) + (part[2] + part[3]), mask);
-  constexpr T kTiny = std::numeric_limits<T>::min() / std::numeric_limits<T>::epsilon();
-  constexpr T kHuge = std::numeric_limits<T>::max();
   T beta = alpha, tau = 0, scale = 1;
   if (p + 1 < m) {  // else no rows below the diagonal: H = I (LAPACK: tau = 0)
     const T total = fma(alpha, alpha, ss);
-    bool fast = ss >= kTiny && total <= kHuge;  // false for NaN too
+    bool fast = larfg_in_range(ss, total);  // false for NaN too
     if constexpr (V != 0) fast = __all_sync(kFull, fast || !mine);
     if (fast) {
-      // ||(alpha, x)|| = total r, r = 1 / sqrt(total); tau = 1 - alpha / beta = 1 + |alpha| r;
-      // 1 / (alpha - beta) = sign(alpha) / (|alpha| + norm). All in range here.
-      const T r = fast_rsqrt(total);
-      const T norm = total * r;
-      beta = -copysign(norm, alpha);
-      tau = fma(fabs(alpha), r, T(1));
-      scale = copysign(fast_rcp(fabs(alpha) + norm), alpha);
+      // All in range here (larfg_scalars.cuh, shared with the other batched kernels).
+      const Scalars<T> h = larfg_scalars(alpha, total);
+      beta = h.beta;
+      tau = h.tau;
+      scale = h.scale;
     } else {
       // Squares under- or overflow (the same branch on all S lanes: ss and total are the
       // same bits there). ||x|| from x scaled by 2^-e, 2^e <= max |x_i| (exact scaling, no
@@ -354,7 +322,7 @@ __device__ __forceinline__ void reflector(T (&a)[C::kRL], int p, int m, int s, b
           const T y = mine && row_off<C>(i) > d1 ? a[i] * lo * hi : T(0);
           sum = fma(y, y, sum);
         }
-        const Scalars<T> h = larfg_scaled_scalars(al, group_sum<C::kS>(sum, mask), e);
+        const ScaledScalars<T> h = larfg_scaled_scalars(al, group_sum<C::kS>(sum, mask), e);
         beta = h.beta;
         tau = h.tau;
         const int f = exponent_of(fabs(h.denom));
@@ -362,7 +330,7 @@ __device__ __forceinline__ void reflector(T (&a)[C::kRL], int p, int m, int s, b
 #pragma unroll
         for (int i = 0; i < C::kRL; ++i)
           a[i] = mine && row_off<C>(i) > d1 ? a[i] * f_lo * f_hi : a[i];
-        scale = fast_rcp(h.denom * f_lo * f_hi);
+        scale = refined_rcp(h.denom * f_lo * f_hi);
       }
     }
   }
@@ -443,11 +411,9 @@ __device__ __forceinline__ void block_barrier() {
   }
 }
 
-/// V: see reflector. MinB: the launch bounds' blocks per SM (0: TallCfg's), which caps the
-/// registers per thread at 64K / (MinB kThreads).
-template <class T, int M, int W, int RL, int V, int MinB>
-__global__ void __launch_bounds__(TallCfg<T, M, W, RL>::kThreads,
-                                  MinB > 0 ? MinB : TallCfg<T, M, W, RL>::kMinBlocks)
+/// V: see reflector.
+template <class T, int M, int W, int RL, int V>
+__global__ void __launch_bounds__(TallCfg<T, M, W, RL>::kThreads, TallCfg<T, M, W, RL>::kMinBlocks)
     tall_geqrf_kernel(DeviceBatch<T> batch) {
   using C = TallCfg<T, M, W, RL>;
   // Two buffers of v (M rows) and tau (one granule after them), alternating by step.
@@ -495,10 +461,10 @@ __global__ void __launch_bounds__(TallCfg<T, M, W, RL>::kThreads,
   }
 }
 
-template <class T, int M, int W, int RL, int V, int MinB = 0>
+template <class T, int M, int W, int RL, int V>
 void launch_one(const DeviceBatch<T>& b, cudaStream_t stream) {
   using C = TallCfg<T, M, W, RL>;
-  auto kernel = tall_geqrf_kernel<T, M, W, RL, V, MinB>;
+  auto kernel = tall_geqrf_kernel<T, M, W, RL, V>;
   int device = 0, sms = 0, per_sm = 0;
   GPUQR_CUDA_CHECK(cudaGetDevice(&device));
   GPUQR_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
@@ -510,65 +476,41 @@ void launch_one(const DeviceBatch<T>& b, cudaStream_t stream) {
   GPUQR_CUDA_CHECK_LAUNCH(stream);
 }
 
-/// GPUQR_BATCHED_TALL_MINB, read once (or set_batched_tall_variant): 2 or 4 blocks per SM in the launch bounds of the FP64
-/// 128x32 and 64x64 classes at RL 16 (registers 128 or 64 a thread); anything else TallCfg's
-/// (3, 80 registers).
-int env_minb() {
-  static const int b = [] {
-    const char* v = std::getenv("GPUQR_BATCHED_TALL_MINB");
-    const int x = v == nullptr ? 0 : std::atoi(v);
-    return x == 2 || x == 4 ? x : 0;
-  }();
-  const int o = minb_override.load();
-  return o >= 0 ? o : b;
-}
-
-/// One class at RL rows per lane, variant V (and the FP64 launch-bounds variants, env_minb).
-template <class T, int M, int W, int RL, int V>
-void launch_class(const DeviceBatch<T>& b, cudaStream_t stream) {
-  if constexpr (RL == 16 && std::is_same_v<T, double> &&
-                ((M == 128 && W == 32) || (M == 64 && W == 64))) {
-    if (env_minb() == 2) return launch_one<T, M, W, RL, V, 2>(b, stream);
-    if (env_minb() == 4) return launch_one<T, M, W, RL, V, 4>(b, stream);
-  }
-  launch_one<T, M, W, RL, V>(b, stream);
-}
-
 template <class T, int RL, int V>
 void launch_rl(const DeviceBatch<T>& b, int cls, cudaStream_t stream) {
   switch (cls) {
     case 0:
-      launch_class<T, 64, 8, RL, V>(b, stream);
+      launch_one<T, 64, 8, RL, V>(b, stream);
       break;
     case 1:
-      launch_class<T, 64, 16, RL, V>(b, stream);
+      launch_one<T, 64, 16, RL, V>(b, stream);
       break;
     case 2:
-      launch_class<T, 64, 32, RL, V>(b, stream);
+      launch_one<T, 64, 32, RL, V>(b, stream);
       break;
     case 3:
-      launch_class<T, 64, 64, RL, V>(b, stream);
+      launch_one<T, 64, 64, RL, V>(b, stream);
       break;
     case 4:
-      launch_class<T, 128, 8, RL, V>(b, stream);
+      launch_one<T, 128, 8, RL, V>(b, stream);
       break;
     case 5:
-      launch_class<T, 128, 16, RL, V>(b, stream);
+      launch_one<T, 128, 16, RL, V>(b, stream);
       break;
     case 6:
-      launch_class<T, 128, 32, RL, V>(b, stream);
+      launch_one<T, 128, 32, RL, V>(b, stream);
       break;
     case 7:
-      launch_class<T, 128, 64, RL, V>(b, stream);
+      launch_one<T, 128, 64, RL, V>(b, stream);
       break;
     case 8:
-      launch_class<T, 256, 8, RL, V>(b, stream);
+      launch_one<T, 256, 8, RL, V>(b, stream);
       break;
     case 9:
-      launch_class<T, 256, 16, RL, V>(b, stream);
+      launch_one<T, 256, 16, RL, V>(b, stream);
       break;
     default:
-      launch_class<T, 256, 32, RL, V>(b, stream);
+      launch_one<T, 256, 32, RL, V>(b, stream);
       break;
   }
 }
@@ -584,23 +526,13 @@ TallRoute env_tall() {
   return route;
 }
 
-/// GPUQR_BATCHED_TALL_RL, read once: 8, 16 or 32 rows per lane; anything else 16.
-int env_rl() {
-  static const int rl = [] {
-    const char* v = std::getenv("GPUQR_BATCHED_TALL_RL");
-    const int x = v == nullptr ? 0 : std::atoi(v);
-    return x == 8 || x == 32 ? x : 16;
-  }();
-  return rl;
-}
-
-/// GPUQR_BATCHED_TALL_V, read once (or set_batched_tall_variant): 1 the warp-wide pivot step
-/// and the update's skip of v's leading zeros (see reflector, apply_reflector; RL 16 only),
-/// anything else 0.
+/// GPUQR_BATCHED_TALL_V, read once (or set_batched_tall_variant): 0 the first version; anything
+/// else 1, the warp-wide pivot step and the update's skip of v's leading zeros (see reflector,
+/// apply_reflector).
 int env_variant() {
   static const int x = [] {
     const char* v = std::getenv("GPUQR_BATCHED_TALL_V");
-    return v != nullptr && std::strcmp(v, "1") == 0 ? 1 : 0;
+    return v != nullptr && std::strcmp(v, "0") == 0 ? 0 : 1;
   }();
   const int o = variant_override.load();
   return o >= 0 ? o : x;
@@ -634,20 +566,11 @@ void launch_tall_geqrf(const DeviceBatch<T>& b, int cls, cudaStream_t stream) {
                 "batched geqrf: " + std::to_string(b.count) + " matrices exceed one launch");
   }
   tall_launches.fetch_add(1);
-  switch (env_rl()) {
-    case 8:
-      launch_rl<T, 8, 0>(b, cls, stream);
-      break;
-    case 32:
-      launch_rl<T, 32, 0>(b, cls, stream);
-      break;
-    default:
-      if (env_variant() == 1) {
-        launch_rl<T, 16, 1>(b, cls, stream);
-      } else {
-        launch_rl<T, 16, 0>(b, cls, stream);
-      }
-      break;
+  // Rows per lane: 16 (8 and 32 measured slower, see the file comment).
+  if (env_variant() == 1) {
+    launch_rl<T, 16, 1>(b, cls, stream);
+  } else {
+    launch_rl<T, 16, 0>(b, cls, stream);
   }
 }
 

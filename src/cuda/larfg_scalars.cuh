@@ -1,5 +1,5 @@
 // LAPACK's larfg scalars on the fast path, shared by the batched kernels (batched_small.cu,
-// batched_blocked.cu): a refined reciprocal square root and reciprocal instead of the IEEE
+// batched_tall_small.cu, batched_blocked.cu): a refined reciprocal square root and reciprocal instead of the IEEE
 // square root and divisions (long instruction sequences with slow paths in FP64). CUDA-only.
 #pragma once
 
@@ -27,8 +27,8 @@ __device__ __forceinline__ bool larfg_in_range(T ss, T total) {
 }
 
 /// Hardware approximations (MUFU: from the high word of a double, so about 20 correct bits;
-/// about 23 for float) that the Newton steps below refine. Only called on normal, positive,
-/// finite arguments (see larfg_scalars).
+/// about 23 for float) that the Newton steps below refine. Only called on normal, finite
+/// arguments.
 __device__ __forceinline__ double rsqrt_approx(double x) {
   double y;
   asm("rsqrt.approx.f64 %0, %1;" : "=d"(y) : "d"(x));
@@ -50,28 +50,44 @@ __device__ __forceinline__ float rcp_approx(float x) {
   return y;
 }
 
+/// Newton steps that take the hardware approximations to within about an ulp: two from the
+/// ~20-bit FP64 estimates, one from FP32's.
+template <class T>
+constexpr int kNewtonSteps = sizeof(T) == 8 ? 2 : 1;
+
+/// 1 / x for x normal and positive or negative, far from the ends of the range.
+template <class T>
+__device__ __forceinline__ T refined_rcp(T x) {
+  T r = rcp_approx(x);
+#pragma unroll
+  for (int i = 0; i < kNewtonSteps<T>; ++i) r = fma(r, fma(-x, r, T(1)), r);
+  return r;
+}
+
+/// 1 / sqrt(x) for x normal and positive, far from the ends of the range.
+template <class T>
+__device__ __forceinline__ T refined_rsqrt(T x) {
+  const T half = T(0.5) * x;
+  T y = rsqrt_approx(x);
+#pragma unroll
+  for (int i = 0; i < kNewtonSteps<T>; ++i) y = fma(y, fma(-half * y, y, T(0.5)), y);
+  return y;
+}
+
 /// larfg's scalars from alpha and total = ||(alpha, x)||^2, for total in [tiny / eps, huge]
-/// (the caller's fast-path test; so every value below is normal and finite): beta =
-/// -sign(alpha) sqrt(total), tau = (beta - alpha) / beta = 1 + |alpha| / sqrt(total), and the
-/// scale 1 / (alpha - beta) of v. Inline, from one reciprocal square root and one reciprocal
-/// refined by Newton's method (two steps from the ~20-bit FP64 approximations, one from
-/// FP32's), within about an ulp of the correctly rounded values: the IEEE square root and two
+/// (larfg_in_range; so every value below is normal and finite): beta = -sign(alpha)
+/// sqrt(total), tau = (beta - alpha) / beta = 1 + |alpha| / sqrt(total), and the scale
+/// 1 / (alpha - beta) of v. Inline, from the refined reciprocal square root and reciprocal,
+/// within about an ulp of the correctly rounded values: the IEEE square root and two
 /// divisions it replaces were an out-of-line call of ~80 instructions per column plus their
-/// slow paths, a quarter of the 16 x 16 FP64 kernel's instructions.
+/// slow paths, a quarter of the 16 x 16 FP64 register kernel's instructions.
 template <class T>
 __device__ __forceinline__ Scalars<T> larfg_scalars(T alpha, T total) {
-  constexpr int kSteps = sizeof(T) == 8 ? 2 : 1;
-  const T half = T(0.5) * total;
-  T y = rsqrt_approx(total);  // -> 1 / sqrt(total)
-#pragma unroll
-  for (int i = 0; i < kSteps; ++i) y = fma(y, fma(-half * y, y, T(0.5)), y);
-  T norm = total * y;  // -> sqrt(total), one correction from the residual total - norm^2
+  const T y = refined_rsqrt(total);  // 1 / sqrt(total)
+  T norm = total * y;                // sqrt(total), one correction from total - norm^2
   norm = fma(fma(-norm, norm, total), T(0.5) * y, norm);
   const T denom = alpha + copysign(norm, alpha);  // alpha - beta: no cancellation
-  T r = rcp_approx(denom);
-#pragma unroll
-  for (int i = 0; i < kSteps; ++i) r = fma(r, fma(-denom, r, T(1)), r);
-  return {-copysign(norm, alpha), fma(fabs(alpha), y, T(1)), r};
+  return {-copysign(norm, alpha), fma(fabs(alpha), y, T(1)), refined_rcp(denom)};
 }
 
 }  // namespace gpuqr::kernels::cuda::batched

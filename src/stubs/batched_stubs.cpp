@@ -29,9 +29,8 @@ void batched_lstsq(detail::ContextImpl&, const MatrixBatch<T>&, const MatrixBatc
 
 void set_batched_route(BatchedRoute, int) {}  // no CUDA routes to steer
 void set_batched_update(BatchedUpdate) {}
-void set_batched_overlap(BatchedOverlap) {}
 void set_batched_tall(TallRoute) {}
-void set_batched_tall_variant(int, int) {}
+void set_batched_tall_variant(int) {}
 std::int64_t batched_tall_launches() { return 0; }
 
 GPUQR_INSTANTIATE_BATCHED_KERNELS(float)
