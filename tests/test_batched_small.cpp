@@ -183,17 +183,7 @@ TEST_P(BatchedSmallCuda, ListedMixedBatchMatchesTheCpuTwin) {
         {{7, 1}, 50},     {{1, 6}, 50},     {{64, 1}, 50},   {{50, 31}, 200}};
     const Special specials[] = {Special::tiny, Special::huge, Special::zero_subcolumn,
                                 Special::zero_column, Special::zero};
-    std::vector<BShape> shapes;
-    std::vector<std::int64_t> left;
-    for (const auto& g : groups) left.push_back(g.second);
-    for (bool more = true; more;) {
-      more = false;
-      for (std::size_t g = 0; g < groups.size(); ++g)
-        if (left[g] > 0) {
-          shapes.push_back(groups[g].first);
-          more = --left[g] > 0 || more;
-        }
-    }
+    const std::vector<BShape> shapes = interleaved_shapes(groups);
     HostBatch<T> host;
     host.shapes = shapes;
     for (std::size_t q = 0; q < shapes.size(); ++q) {

@@ -242,17 +242,7 @@ void check_listed(const Context& gpu, const std::vector<std::pair<BShape, std::i
                   std::int64_t every) {
   const Special specials[] = {Special::tiny,        Special::huge,           Special::graded,
                               Special::zero_column, Special::zero_subcolumn, Special::zero};
-  std::vector<BShape> shapes;
-  std::vector<std::int64_t> left;
-  for (const auto& g : groups) left.push_back(g.second);
-  for (bool more = true; more;) {
-    more = false;
-    for (std::size_t g = 0; g < groups.size(); ++g)
-      if (left[g] > 0) {
-        shapes.push_back(groups[g].first);
-        more = --left[g] > 0 || more;
-      }
-  }
+  const std::vector<BShape> shapes = interleaved_shapes(groups);
   HostBatch<T> host;
   host.shapes = shapes;
   std::vector<Special> kind;

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
 #include <vector>
 
 #include "gpuqr/accuracy.hpp"
@@ -40,6 +41,25 @@ HostBatch<T> make_batch(const std::vector<BShape>& shapes, std::uint64_t seed, i
     b.mats.push_back(make_matrix<T>(kind, shapes[i].m, shapes[i].n, seed + 17 * i));
   }
   return b;
+}
+
+/// The shapes of `groups` ((shape, count) pairs) interleaved round-robin, one of each group in
+/// turn while it lasts: a listed batch whose shapes change from matrix to matrix (the CUDA
+/// routes bucket them on the way in).
+inline std::vector<BShape> interleaved_shapes(
+    const std::vector<std::pair<BShape, std::int64_t>>& groups) {
+  std::vector<BShape> shapes;
+  std::vector<std::int64_t> left;
+  for (const auto& g : groups) left.push_back(g.second);
+  for (bool more = true; more;) {
+    more = false;
+    for (std::size_t g = 0; g < groups.size(); ++g)
+      if (left[g] > 0) {
+        shapes.push_back(groups[g].first);
+        more = --left[g] > 0 || more;
+      }
+  }
+  return shapes;
 }
 
 /// A batch in a context's memory: a matrix and a tau vector (min(m, n) entries) each.
