@@ -116,7 +116,8 @@ template <class T>
 bool own_update(std::size_t shapes) {
   auto u = static_cast<BatchedUpdate>(update_override.load());
   if (u == BatchedUpdate::automatic) u = env_update();
-  if (u == BatchedUpdate::automatic) u = sizeof(T) == 4 ? BatchedUpdate::mixed : BatchedUpdate::cublas;
+  if (u == BatchedUpdate::automatic)
+    u = sizeof(T) == 4 ? BatchedUpdate::mixed : BatchedUpdate::cublas;
   if (u == BatchedUpdate::cublas) return false;
   if (u == BatchedUpdate::own) return true;
   return shapes > 1;
@@ -463,7 +464,7 @@ cublasHandle_t blas_of(const detail::ContextImpl& ctx) {
 /// One step of a listed group: the panel's matrices (a prefix of the group's order), and the
 /// trailing update's problems, ordered by shape (rows, nc, jb, ld) so that equal shapes are
 /// consecutive: for cuBLAS their pointer arrays Y, C, W, V (4 x updates) start at `ptrs_at`
-/// in staging; for our kernels (`own`) the two tile tables (panel_count + 1 ints each) do.
+/// in staging; for our kernel (`own`) the block table (panel_count + 1 ints) does.
 template <class T>
 struct Step {
   int j = 0;
