@@ -103,6 +103,24 @@ struct StridedBatch {
 
 inline constexpr double kPoison = 1e30;
 
+/// Entries of a strided batch's host copies (`got`, `got_tau`: dev.data and dev.tau brought
+/// back) outside its m x n matrices or past each tau's min(m, n) entries that no longer hold
+/// kPoison: what a kernel wrote where it must not.
+template <class T>
+std::int64_t touched_padding(const Matrix<T>& got, const Matrix<T>& got_tau, std::int64_t ld,
+                             std::int64_t stride, std::int64_t tau_stride, std::int64_t m,
+                             std::int64_t n) {
+  std::int64_t touched = 0;
+  const std::int64_t k = std::min(m, n);
+  for (std::int64_t e = 0; e < got.rows(); ++e) {
+    const std::int64_t in = e % stride, i = in % ld, j = in / ld;
+    if ((i >= m || j >= n) && got(e, 0) != static_cast<T>(kPoison)) ++touched;
+  }
+  for (std::int64_t e = 0; e < got_tau.rows(); ++e)
+    if (e % tau_stride >= k && got_tau(e, 0) != static_cast<T>(kPoison)) ++touched;
+  return touched;
+}
+
 template <class T>
 StridedBatch<T> to_strided(const Context& ctx, const HostBatch<T>& host, std::int64_t pad_ld,
                            std::int64_t pad_stride) {
