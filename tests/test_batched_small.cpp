@@ -31,7 +31,10 @@ class BatchedSmallCuda : public BackendTest {
     BackendTest::SetUp();
     kernels::cuda::set_batched_tall(kernels::cuda::TallRoute::off);
   }
-  void TearDown() override { kernels::cuda::set_batched_tall(kernels::cuda::TallRoute::automatic); }
+  void TearDown() override {
+    kernels::cuda::set_batched_tall(kernels::cuda::TallRoute::automatic);
+    kernels::cuda::set_batched_small_tall(-1);
+  }
 };
 
 // Scaled differences (in units of max(m, n) eps) the twins may show on well-conditioned tiles.
@@ -165,15 +168,13 @@ TEST_P(BatchedSmallCuda, SanitizerSizedStridedBatches) {
   }));
 }
 
-TEST_P(BatchedSmallCuda, ListedMixedBatchMatchesTheCpuTwin) {
-  GPUQR_FOR_PRECISION(([&]<class T>() {
-    // Mixed shapes within each class, m < n, and inputs for larfg's special paths, the
-    // shapes interleaved (the batch is bucketed by class on the way in).
-    const std::vector<std::pair<BShape, std::int64_t>> groups = {
-        {{32, 32}, 5000}, {{16, 16}, 3000}, {{8, 5}, 2000},  {{64, 32}, 1000},
-        {{40, 20}, 700},  {{12, 30}, 300},  {{30, 25}, 300}, {{17, 20}, 200},
-        {{64, 16}, 300},  {{33, 9}, 300},   {{3, 8}, 200},   {{1, 1}, 50},
-        {{7, 1}, 50},     {{1, 6}, 50},     {{64, 1}, 50},   {{50, 31}, 200}};
+/// A listed batch of `groups` (shapes interleaved: the batch is bucketed by class on the
+/// way in), one matrix in 37 made for larfg's special paths (entries near under- and
+/// overflow, zero columns and subcolumns, a zero matrix), on `gpu` and on the CPU twin.
+template <class T>
+void check_listed(const Context& gpu, const std::vector<std::pair<BShape, std::int64_t>>& groups) {
+    const Context& ctx_ = gpu;
+    auto ctx = [&]() -> const Context& { return ctx_; };
     const Special specials[] = {Special::tiny, Special::huge, Special::zero_subcolumn,
                                 Special::zero_column, Special::zero};
     const std::vector<BShape> shapes = interleaved_shapes(groups);
@@ -205,6 +206,15 @@ TEST_P(BatchedSmallCuda, ListedMixedBatchMatchesTheCpuTwin) {
       SCOPED_TRACE("tiny, huge and zero columns");
       special_worst.expect_within(kTwinBound);
     }
+}
+
+TEST_P(BatchedSmallCuda, ListedMixedBatchMatchesTheCpuTwin) {
+  GPUQR_FOR_PRECISION(([&]<class T>() {
+    // Mixed shapes within each class, m < n, and inputs for larfg's special paths.
+    check_listed<T>(ctx(), {{{32, 32}, 5000}, {{16, 16}, 3000}, {{8, 5}, 2000},  {{64, 32}, 1000},
+                            {{40, 20}, 700},  {{12, 30}, 300},  {{30, 25}, 300}, {{17, 20}, 200},
+                            {{64, 16}, 300},  {{33, 9}, 300},   {{3, 8}, 200},   {{1, 1}, 50},
+                            {{7, 1}, 50},     {{1, 6}, 50},     {{64, 1}, 50},   {{50, 31}, 200}});
   }));
 }
 
@@ -271,6 +281,27 @@ TEST_P(BatchedSmallCuda, FirstReflectorWithinUlpsOfExactOnTheTallKernel) {
   GPUQR_FOR_PRECISION(([&]<class T>() {
     check_first_reflector<T>(ctx(), {{128, 32}, {64, 16}, {64, 64}, {100, 20}, {256, 30}});
   }));
+}
+
+// The classes with 32 < m <= 64 and n <= 16 under each of their kernels (0: a column on two
+// lanes, every other row; 1: contiguous halves; 2: the rows kernel, two rows of every column
+// on a lane, the default for n > 8): strided and listed batches against the CPU twin, the
+// special inputs, and the first reflector within ulps of exact.
+TEST_P(BatchedSmallCuda, TallClassesMatchTheCpuTwinOnEveryLayout) {
+  for (const int layout : {0, 1, 2}) {
+    SCOPED_TRACE("layout " + std::to_string(layout));
+    kernels::cuda::set_batched_small_tall(layout);
+    GPUQR_FOR_PRECISION(([&]<class T>() {
+      check_strided_cases<T>(ctx(), {{64, 16, 5000, 0, 0}, {33, 9, 3000, 1, 0},
+                                     {47, 16, 3000, 0, 1}, {64, 8, 3000, 0, 0},
+                                     {50, 13, 2000, 3, 0}, {64, 12, 2000, 1, 2}});
+      check_listed<T>(ctx(), {{{64, 16}, 1500}, {{33, 9}, 500}, {{40, 12}, 500},
+                              {{64, 1}, 100},   {{64, 5}, 300}, {{57, 16}, 300},
+                              {{33, 16}, 300},  {{16, 16}, 300}});
+      check_first_reflector<T>(ctx(), {{64, 16}, {40, 12}, {33, 9}});
+    }));
+  }
+  kernels::cuda::set_batched_small_tall(-1);
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, BatchedSmallCuda, cuda_backend_cases(), case_name);

@@ -118,6 +118,12 @@ void set_batched_tall(TallRoute route);
 /// default) for later calls; -1 follows the knob. A build without CUDA ignores it.
 void set_batched_tall_variant(int variant);
 
+/// Test hook: the small register kernel's classes with 32 < m <= 64: 0 a column on two lanes
+/// taking every other row, 1 taking contiguous halves, 2 (the default) the rows kernel (a lane
+/// holds two rows of every column) for n <= 16; -1 follows GPUQR_BATCHED_SMALL_TALL. A build
+/// without CUDA ignores it.
+void set_batched_small_tall(int layout);
+
 /// Test hook: launches of the tall-small kernel so far in this process (tests check that the
 /// route they force is the one that ran). A build without CUDA returns 0.
 std::int64_t batched_tall_launches();

@@ -35,6 +35,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -42,19 +43,30 @@
 #include <string>
 #include <utility>
 
+#include "src/core/batched_kernels.hpp"
 #include "src/cuda/batched_internal.hpp"
 #include "src/cuda/check.hpp"
 #include "src/cuda/larfg_scalars.cuh"
 
-namespace gpuqr::kernels::cuda::batched {
+namespace gpuqr::kernels::cuda {
+namespace {
+std::atomic<int> small_tall_override{-1};
+}  // namespace
+
+void set_batched_small_tall(int layout) { small_tall_override.store(layout); }
+
+namespace batched {
 namespace {
 
 constexpr unsigned kFull = 0xffffffffu;
 
-/// A class's kernel shape: W columns, R rows (a multiple of the granule), S lanes a column.
-template <class T, int W, int R, int S>
+/// A class's kernel shape: W columns, R rows (a multiple of the granule), S lanes a column;
+/// H (S = 2 only): a lane holds one contiguous half of its column's rows (s * R / 2 ..),
+/// else rows s, s + S, ... (interleaved).
+template <class T, int W, int R, int S, bool H = false>
 struct SmallCfg {
   static constexpr int kR = R, kS = S;
+  static constexpr bool kHalves = H;
   static constexpr int kRL = R / S;                // rows a lane holds in registers
   static constexpr int kGroup = W * S;             // lanes per matrix
   static constexpr int kSlots = 32 / kGroup;       // matrices per warp
@@ -81,6 +93,10 @@ struct SmallCfg {
   // product's copy alive (which would double the registers of the larger shapes).
   static constexpr bool kReload = kColumnBytes >= 256;
   static_assert(kGroup <= 32 && 32 % kGroup == 0 && W % 8 == 0 && R % kGe == 0 && R % S == 0);
+  // Halves: the second half's entries sit kRL elements after the first's (the swizzle key,
+  // the column's, and the XOR stay below the half's granule bit), and the diagonal of every
+  // step lies in the first half.
+  static_assert(!H || (S == 2 && kGcol >= 8 && kRL / kGe >= 8 && kSteps <= kRL));
 };
 
 /// Offset of entry (i, c) in a slot: granule l = c * kGcol + i / kGe, swizzled within its
@@ -252,7 +268,19 @@ template <class C, class T>
 __device__ __forceinline__ void load_column(const T* slot, int m, int n, int col, int s,
                                             T (&a)[C::kRL]) {
   const bool mine = col < n;
-  if constexpr (C::kS == 1) {
+  if constexpr (C::kHalves) {
+    const T* half = slot + s * C::kRL;
+#pragma unroll
+    for (int g = 0; g < C::kRL / C::kGe; ++g) {
+      T v[C::kGe];
+      load_granule(half + elem_at<C>(col, g * C::kGe), v);
+#pragma unroll
+      for (int h = 0; h < C::kGe; ++h) {
+        const int r = g * C::kGe + h;
+        a[r] = mine && s * C::kRL + r < m ? v[h] : T(0);
+      }
+    }
+  } else if constexpr (C::kS == 1) {
 #pragma unroll
     for (int g = 0; g < C::kGcol; ++g) {
       T v[C::kGe];
@@ -336,6 +364,36 @@ __device__ __forceinline__ T v_entry(const T* slot, int r, int s) {
 template <class C, int J, class T>
 __device__ __forceinline__ void apply_reflector(const T* slot, bool apply, T tau, int s,
                                                 T (&a)[C::kRL]) {
+  if constexpr (C::kHalves) {
+    // v_J is whole in the slot (zeros above J, 1 at J: see reflect_step), so every row of
+    // both halves takes the same unmasked code: 16-byte loads at offsets fixed per step from
+    // this half's base.
+    const T* half = slot + s * C::kRL;
+    T dot = 0;
+    if (apply) {
+      T part[4] = {T(0), T(0), T(0), T(0)};
+#pragma unroll
+      for (int g = 0; g < C::kRL / C::kGe; ++g) {
+        T v[C::kGe];
+        load_granule(half + elem_at<C>(J, g * C::kGe), v);
+#pragma unroll
+        for (int h = 0; h < C::kGe; ++h) part[h & 3] += v[h] * a[g * C::kGe + h];
+      }
+      dot = (part[0] + part[1]) + (part[2] + part[3]);
+    }
+    dot += __shfl_xor_sync(kFull, dot, 1);
+    if (apply) {
+      const T w = tau * dot;
+#pragma unroll
+      for (int g = 0; g < C::kRL / C::kGe; ++g) {
+        T v[C::kGe];
+        reload_granule(half + elem_at<C>(J, g * C::kGe), v);
+#pragma unroll
+        for (int h = 0; h < C::kGe; ++h) a[g * C::kGe + h] -= w * v[h];
+      }
+    }
+    return;
+  }
   constexpr int kFirst = J / C::kS;
   T dot = 0;
   if (apply) {
@@ -393,7 +451,16 @@ __device__ __forceinline__ void reflect_step(T* slot, const Lane& q, T (&a)[C::k
   const bool active = J < q.k, pivot = active && col == J;
   // 1. Column J's rows >= J into the slot (rows past m are zeros in the registers).
   if (pivot) {
-    if constexpr (C::kS == 1) {
+    if constexpr (C::kHalves) {
+      T* half = slot + q.s * C::kRL;
+#pragma unroll
+      for (int g = 0; g < C::kRL / C::kGe; ++g) {
+        T v[C::kGe];
+#pragma unroll
+        for (int h = 0; h < C::kGe; ++h) v[h] = a[g * C::kGe + h];
+        store_granule(half + elem_at<C>(J, g * C::kGe), v);
+      }
+    } else if constexpr (C::kS == 1) {
 #pragma unroll
       for (int g = J / C::kGe; g < C::kGcol; ++g) {
         T v[C::kGe];
@@ -455,16 +522,27 @@ __device__ __forceinline__ void reflect_step(T* slot, const Lane& q, T (&a)[C::k
       x = h.v;
     }
   }
+  if constexpr (C::kHalves) __syncwarp();  // every lane has read alpha before row J takes 1
   if (reflect) {
 #pragma unroll
     for (int t = 0; t < C::kXRows; ++t) {
       const int i = gl + t * C::kGroup;
-      if (i > J && i < C::kR) slot[elem_at<C>(J, i)] = x.v[t];
+      if constexpr (C::kHalves) {
+        // The whole of v_J, zeros above J and 1 at J included (the update reads it unmasked;
+        // R's rows of this column go over the zeros at the end, from the registers).
+        if (i < C::kR) slot[elem_at<C>(J, i)] = i > J ? x.v[t] : (i == J ? T(1) : T(0));
+      } else {
+        if (i > J && i < C::kR) slot[elem_at<C>(J, i)] = x.v[t];
+      }
     }
   }
   if (pivot) {
     my_tau = tau;
-    if (C::kS == 1 || q.s == J % C::kS) a[J / C::kS] = beta;
+    if constexpr (C::kHalves) {
+      if (q.s == 0) a[J] = beta;
+    } else {
+      if (C::kS == 1 || q.s == J % C::kS) a[J / C::kS] = beta;
+    }
   }
   __syncwarp();  // v_J is visible to the group
 
@@ -478,10 +556,11 @@ __device__ __forceinline__ void reflect_all(std::integer_sequence<int, Js...>, T
   (reflect_step<C, Js>(slot, q, a, my_tau), ...);
 }
 
-template <class T, int W, int R, int S>
-__global__ void __launch_bounds__(SmallCfg<T, W, R, S>::kThreads, SmallCfg<T, W, R, S>::kMinBlocks)
+template <class T, int W, int R, int S, bool H>
+__global__ void __launch_bounds__(SmallCfg<T, W, R, S, H>::kThreads,
+                                  SmallCfg<T, W, R, S, H>::kMinBlocks)
     small_geqrf_kernel(DeviceBatch<T> batch) {
-  using C = SmallCfg<T, W, R, S>;
+  using C = SmallCfg<T, W, R, S, H>;
   extern __shared__ __align__(16) unsigned char smem_raw[];
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
   const int slot_id = lane / C::kGroup, gl = lane % C::kGroup;
@@ -526,9 +605,17 @@ __global__ void __launch_bounds__(SmallCfg<T, W, R, S>::kThreads, SmallCfg<T, W,
     // offsets are recomputed (opaque) rather than kept alive from load_column.
     if (col < q.n) {
       const int c = opaque(col);
+      if constexpr (C::kHalves) {
+        if (s == 0) {  // R's rows (<= c < kRL) are all in the first half
 #pragma unroll
-      for (int r = 0; r < C::kRL; ++r)
-        if (r * S + s <= c) slot[elem_at<C>(c, r * S) + s] = a[r];
+          for (int r = 0; r < C::kSteps; ++r)
+            if (r <= c) slot[elem_at<C>(c, r)] = a[r];
+        }
+      } else {
+#pragma unroll
+        for (int r = 0; r < C::kRL; ++r)
+          if (r * S + s <= c) slot[elem_at<C>(c, r * S) + s] = a[r];
+      }
       if (s == 0 && col < q.k) cur.tau[col] = my_tau;
     }
     __syncwarp();  // the whole slot is written
@@ -536,10 +623,273 @@ __global__ void __launch_bounds__(SmallCfg<T, W, R, S>::kThreads, SmallCfg<T, W,
   }
 }
 
-template <class T, int W, int R, int S>
+// ---- rows kernel: 32 < m <= 64, n <= 16, a matrix per warp, lane L holds rows L and L + 32 --
+// The columns kernel above keeps a column per lane pair, so every step rereads v from shared
+// memory element by element and half the lanes idle once their columns are done. Here a lane
+// holds two rows of every column (32 values), so v_J is in the registers of column J and the
+// update touches only the columns right of J, on every lane. What it costs instead is the dot
+// products' sum over the warp: each lane writes its partial sums (its two rows' share of
+// v^T a_c for every column c > J) into a table in the matrix's slot (free while the matrix is
+// in registers), each lane sums one column over half of the lanes, one shuffle joins the
+// halves, and the products w_c = tau v^T a_c go through shared memory to every lane.
+//
+// Per column J (a compile-time step):
+//  1. larfg: x = column J's rows > J from the registers, the sum of squares by a warp
+//     reduction, alpha from lane J, LAPACK's scalars as in the columns kernel (the refined
+//     reciprocals on the common path, the scaled norm out of line), v in the registers;
+//  2. partial sums p_c = v_L a_Lc + v_{L+32} a_{L+32,c} for c > J into the table, swizzled
+//     so that the lanes' 16-byte stores and the column sums hit distinct banks;
+//  3. column sums, w_c = tau * sum into a row of W values; every lane reads the row back and
+//     updates a_c -= v w_c on its two rows.
+// Column J's registers then hold R above the diagonal (untouched: v is zero there), beta on
+// it and v below it, as geqrf leaves them; the slot takes them back at the end.
+template <class T, int W>
+struct RowsCfg {
+  using Layout = SmallCfg<T, W, 64, 2>;  // slot layout, fetch and store: 32 lanes a matrix
+  static constexpr int kGe = Layout::kGe;
+  static constexpr int kGran = W / kGe;          // granules of a lane's row of the table
+  static constexpr int kStride = W + kGe;        // the row padded by a granule (banks below)
+  static constexpr int kParts = 32 / kGran;      // lanes summing one granule of columns
+  static constexpr int kPartRows = 32 / kParts;  // table rows each of them sums
+  // Registers: 2 W columns' values plus the step's partial sums; the launch bounds aim at
+  // 12 resident warps in FP64 (as the columns kernel), 16 in FP32.
+  static constexpr int kTargetWarps = sizeof(T) == 8 ? 12 : 16;
+  static_assert(Layout::kSlots == 1 && Layout::kGroup == 32);
+  // The table and the row of w fit the slot of 64 W values.
+  static_assert(32 * kStride + W <= Layout::kSlotElems);
+  static_assert(kGran >= 4 && kGran <= 8 && (kGran & (kGran - 1)) == 0);
+};
+
+// The table: lane l's partial sums of step J at l * kStride + c. The padding granule makes
+// the eight lanes of one 16-byte store's wavefront (rows l .. l + 7, one granule each) and
+// the summing lanes (kGran granules of one row, a row apiece per part) hit distinct banks,
+// with addresses that are a lane's base plus constants.
+
+/// larfg for rows-kernel columns whose squares under- or overflow: the scaled norm over the
+/// warp, as larfg_scaled. Out of line and rare; all lanes call it.
+template <class T>
+struct RowsReflector {
+  bool reflect;
+  T beta, tau, v0, v1;
+};
+
+template <class T>
+__device__ __noinline__ RowsReflector<T> rows_larfg_scaled(T alpha, T x0, T x1) {
+  const T amax = group_max<32>(fmax(fabs(x0), fabs(x1)));
+  T scaled = 0;
+  if (amax > T(0)) {
+    const T y0 = x0 / amax, y1 = x1 / amax;
+    scaled = y0 * y0 + y1 * y1;
+  }
+  const T xnorm = amax * sqrt(group_sum<32>(scaled));
+  RowsReflector<T> h{xnorm != T(0), alpha, T(0), x0, x1};
+  if (h.reflect) {
+    h.beta = -copysign(hypot(alpha, xnorm), alpha);
+    h.tau = (h.beta - alpha) / h.beta;
+    const T denom = alpha - h.beta;
+    h.v0 = x0 / denom;
+    h.v1 = x1 / denom;
+  }
+  return h;
+}
+
+/// What a rows-kernel step knows of its matrix and lane.
+template <class T>
+struct RowsLane {
+  int m, kmax, lane;
+  T* put;        // this lane's row of the table
+  const T* sum;  // the first table row this lane sums, at its granule
+  T* wrow;       // the row of w
+};
+
+/// Step J of the rows kernel (see above).
+template <class R, int W, int J, class T>
+__device__ __forceinline__ void rows_step(const RowsLane<T>& q, T (&a0)[W], T (&a1)[W],
+                                          T& my_tau) {
+  if (J >= q.kmax) return;  // warp-uniform (k is the same on every lane)
+  constexpr int kE = R::kGe;
+  const int lane = q.lane;
+  // 1. larfg on column J.
+  const T x0 = lane > J ? a0[J] : T(0), x1 = a1[J];
+  const T ss = group_sum<32>(x0 * x0 + x1 * x1);
+  const T alpha = __shfl_sync(kFull, a0[J], J);
+  const bool empty = J + 1 >= q.m;  // no rows below the diagonal: H = I
+  const T total = alpha * alpha + ss;
+  const bool fast = larfg_in_range(ss, total);
+  bool reflect = false;
+  T tau = 0, beta = alpha, v0 = x0, v1 = x1;
+  if (!empty && fast) {
+    const Scalars<T> h = larfg_scalars(alpha, total);
+    beta = h.beta;
+    tau = h.tau;
+    v0 = x0 * h.scale;
+    v1 = x1 * h.scale;
+    reflect = true;
+  }
+  if (__any_sync(kFull, !empty && !fast)) {  // rare: warp-uniform, out of line
+    const RowsReflector<T> h = rows_larfg_scaled(alpha, x0, x1);
+    if (!empty && !fast) {
+      reflect = h.reflect;
+      beta = h.beta;
+      tau = h.tau;
+      v0 = h.v0;
+      v1 = h.v1;
+    }
+  }
+  if (lane == J) my_tau = tau;
+  if (!__any_sync(kFull, reflect)) return;  // x stays, as LAPACK's tau = 0 (warp-uniform)
+  v0 = lane > J ? v0 : (lane == J ? T(1) : T(0));
+  // Column J becomes R's diagonal and v.
+  a0[J] = lane > J ? v0 : (lane == J ? beta : a0[J]);
+  a1[J] = v1;
+  if constexpr (J + 1 < W) {
+    // 2. This lane's partial sums of v^T a_c for c > J (whole granules from J + 1's).
+    constexpr int g0 = (J + 1) / kE;
+#pragma unroll
+    for (int g = g0; g < R::kGran; ++g) {
+      T p[kE];
+#pragma unroll
+      for (int e = 0; e < kE; ++e) {
+        const int c = g * kE + e;
+        p[e] = c > J ? fma(v0, a0[c], v1 * a1[c]) : T(0);
+      }
+      store_granule(q.put + g * kE, p);
+    }
+    __syncwarp();
+    // 3. Lane L sums granule L % kGran of kPartRows rows; xor shuffles join the parts; the
+    // lanes of part 0 write w = tau * (v^T a) for their granule.
+    T sums[kE];
+    {
+      T acc[2][kE];
+#pragma unroll
+      for (int i = 0; i < R::kPartRows; ++i) {
+        T x[kE];
+        load_granule(q.sum + i * R::kStride, x);
+#pragma unroll
+        for (int e = 0; e < kE; ++e) acc[i & 1][e] = i < 2 ? x[e] : acc[i & 1][e] + x[e];
+      }
+#pragma unroll
+      for (int e = 0; e < kE; ++e) sums[e] = acc[0][e] + acc[1][e];
+    }
+#pragma unroll
+    for (int o = R::kGran; o < 32; o *= 2) {
+#pragma unroll
+      for (int e = 0; e < kE; ++e) sums[e] += __shfl_xor_sync(kFull, sums[e], o);
+    }
+    const int gq = lane % R::kGran;
+    if (lane < R::kGran && gq >= g0) {
+#pragma unroll
+      for (int e = 0; e < kE; ++e) sums[e] *= tau;
+      store_granule(q.wrow + gq * kE, sums);
+    }
+    __syncwarp();
+#pragma unroll
+    for (int g = g0; g < R::kGran; ++g) {
+      T w[kE];
+      load_granule(q.wrow + g * kE, w);
+#pragma unroll
+      for (int e = 0; e < kE; ++e) {
+        const int c = g * kE + e;
+        if (c > J) {
+          a0[c] -= v0 * w[e];
+          a1[c] -= v1 * w[e];
+        }
+      }
+    }
+    __syncwarp();  // the table and w are read before the next step writes them
+  }
+}
+
+template <class R, int W, class T, int... Js>
+__device__ __forceinline__ void rows_all(std::integer_sequence<int, Js...>, const RowsLane<T>& q,
+                                         T (&a0)[W], T (&a1)[W], T& my_tau) {
+  (rows_step<R, W, Js>(q, a0, a1, my_tau), ...);
+}
+
+template <class T, int W>
+__global__ void __launch_bounds__(RowsCfg<T, W>::Layout::kThreads,
+                                  RowsCfg<T, W>::kTargetWarps / RowsCfg<T, W>::Layout::kWarps)
+    rows_geqrf_kernel(DeviceBatch<T> batch) {
+  using R = RowsCfg<T, W>;
+  using C = typename R::Layout;
+  extern __shared__ __align__(16) unsigned char smem_raw[];
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+  T* const slots = reinterpret_cast<T*>(smem_raw) + warp * 2 * C::kBufElems;
+  const std::int64_t step = std::int64_t(gridDim.x) * C::kWarps;
+  std::int64_t base = std::int64_t(blockIdx.x) * C::kWarps + warp;
+  if (base >= batch.count) return;  // warp-uniform; no block barriers below
+
+  fetch<C>(desc_at(batch, base), slots, lane);
+  __pipeline_commit();
+  for (int t = 0; base < batch.count; base += step, t ^= 1) {
+    T* const slot = slots + t * C::kBufElems;
+    T* const other = slots + (t ^ 1) * C::kBufElems;
+    const Desc<T> next = desc_at(batch, base + step);
+    prefetch_desc(batch, base + 2 * step);
+    __pipeline_wait_prior(0);
+    __syncwarp();  // every lane's copies of this matrix have landed
+    fetch<C>(next, other, lane);
+    __pipeline_commit();
+
+    int m, n;
+    {
+      const Desc<T> cur = desc_at(batch, base);
+      m = cur.m;
+      n = cur.n;
+    }
+    T a0[W], a1[W];
+#pragma unroll
+    for (int c = 0; c < W; ++c) {
+      const T u = slot[elem_at<C>(c, lane)], l = slot[elem_at<C>(c, lane + 32)];
+      a0[c] = c < n && lane < m ? u : T(0);
+      a1[c] = c < n && lane + 32 < m ? l : T(0);
+    }
+    __syncwarp();  // the slot is free: the steps' table goes there
+    T my_tau = 0;
+    const int k = min(m, n);
+    {
+      const int gq = lane % R::kGran, part = lane / R::kGran;
+      const RowsLane<T> q{m, __reduce_max_sync(kFull, k), lane, slot + lane * R::kStride,
+                          slot + part * R::kPartRows * R::kStride + gq * R::kGe,
+                          slot + 32 * R::kStride};
+      rows_all<R, W>(std::make_integer_sequence<int, W>{}, q, a0, a1, my_tau);
+    }
+
+#pragma unroll
+    for (int c = 0; c < W; ++c) {
+      slot[elem_at<C>(c, lane)] = a0[c];
+      slot[elem_at<C>(c, lane + 32)] = a1[c];
+    }
+    const Desc<T> cur = desc_at(batch, opaque(base));
+    if (lane < k) cur.tau[lane] = my_tau;
+    __syncwarp();  // the whole slot is written
+    store<C>(cur, slot, lane);
+  }
+}
+
+template <class T, int W>
+void launch_rows_kernel(const DeviceBatch<T>& b, cudaStream_t stream) {
+  using C = typename RowsCfg<T, W>::Layout;
+  auto kernel = rows_geqrf_kernel<T, W>;
+  const int bytes = C::kWarps * C::kWarpBytes;
+  int device = 0, sms = 0, per_sm = 0;
+  GPUQR_CUDA_CHECK(cudaGetDevice(&device));
+  GPUQR_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  GPUQR_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
+                                        cudaSharedmemCarveoutMaxShared));
+  GPUQR_CUDA_CHECK(
+      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, C::kThreads, bytes));
+  const std::int64_t needed = (b.count + C::kWarps - 1) / C::kWarps;
+  const std::int64_t resident = std::int64_t(std::max(sms, 1)) * std::max(per_sm, 1);
+  const std::int64_t blocks = std::min(needed, resident);
+  kernel<<<static_cast<unsigned>(blocks), C::kThreads, bytes, stream>>>(b);
+  GPUQR_CUDA_CHECK_LAUNCH(stream);
+}
+
+template <class T, int W, int R, int S, bool H = false>
 void launch_one(const DeviceBatch<T>& b, cudaStream_t stream) {
-  using C = SmallCfg<T, W, R, S>;
-  auto kernel = small_geqrf_kernel<T, W, R, S>;
+  using C = SmallCfg<T, W, R, S, H>;
+  auto kernel = small_geqrf_kernel<T, W, R, S, H>;
   const int bytes = C::kWarps * C::kWarpBytes;
   int device = 0, sms = 0, per_sm = 0;
   GPUQR_CUDA_CHECK(cudaGetDevice(&device));
@@ -561,6 +911,22 @@ void launch_one(const DeviceBatch<T>& b, cudaStream_t stream) {
   GPUQR_CUDA_CHECK_LAUNCH(stream);
 }
 
+/// The kernel of the classes with 32 < m <= 64 (GPUQR_BATCHED_SMALL_TALL, read once; tests
+/// steer it with set_batched_small_tall): 0 the columns kernel with every other row on a
+/// lane, 1 with a contiguous half of the rows on a lane, 2 (default) the rows kernel for
+/// n <= 16 (else as 1).
+int tall_layout() {
+  const int forced = small_tall_override.load();
+  if (forced >= 0) return forced;
+  static const int knob = [] {
+    const char* text = std::getenv("GPUQR_BATCHED_SMALL_TALL");
+    if (text != nullptr && (std::strcmp(text, "0") == 0 || std::strcmp(text, "1") == 0))
+      return text[0] - '0';
+    return 2;
+  }();
+  return knob;
+}
+
 /// The class's kernel. Two lanes per column only where m > 32 (one lane's 32 rows would not
 /// fit): for 16 x 16 FP64 two lanes per column measured 1.32 ms against one's 0.75 ms (H100,
 /// session 8, 0.5 GiB batches), FP32 1.73 against 0.92.
@@ -570,11 +936,18 @@ void launch_current(const DeviceBatch<T>& b, int cls, cudaStream_t stream) {
     case 0: launch_one<T, 8, 8, 1>(b, stream); break;
     case 1: launch_one<T, 8, 16, 1>(b, stream); break;
     case 2: launch_one<T, 8, 32, 1>(b, stream); break;
-    case 3: launch_one<T, 8, 64, 2>(b, stream); break;
+    case 3:
+      if (tall_layout() >= 1) launch_one<T, 8, 64, 2, true>(b, stream);
+      else launch_one<T, 8, 64, 2>(b, stream);
+      break;
     case 4: launch_one<T, 16, 8, 1>(b, stream); break;
     case 5: launch_one<T, 16, 16, 1>(b, stream); break;
     case 6: launch_one<T, 16, 32, 1>(b, stream); break;
-    case 7: launch_one<T, 16, 64, 2>(b, stream); break;
+    case 7:
+      if (tall_layout() == 2) launch_rows_kernel<T, 16>(b, stream);
+      else if (tall_layout() == 1) launch_one<T, 16, 64, 2, true>(b, stream);
+      else launch_one<T, 16, 64, 2>(b, stream);
+      break;
     case 8: launch_one<T, 32, 8, 1>(b, stream); break;
     case 9: launch_one<T, 32, 16, 1>(b, stream); break;
     case 10: launch_one<T, 32, 32, 1>(b, stream); break;
@@ -773,4 +1146,5 @@ void launch_small_geqrf(const DeviceBatch<T>& b, int cls, cudaStream_t stream) {
 template void launch_small_geqrf<float>(const DeviceBatch<float>&, int, cudaStream_t);
 template void launch_small_geqrf<double>(const DeviceBatch<double>&, int, cudaStream_t);
 
-}  // namespace gpuqr::kernels::cuda::batched
+}  // namespace batched
+}  // namespace gpuqr::kernels::cuda

@@ -31,6 +31,7 @@ void set_batched_route(BatchedRoute, int) {}  // no CUDA routes to steer
 void set_batched_update(BatchedUpdate) {}
 void set_batched_tall(TallRoute) {}
 void set_batched_tall_variant(int) {}
+void set_batched_small_tall(int) {}
 std::int64_t batched_tall_launches() { return 0; }
 
 GPUQR_INSTANTIATE_BATCHED_KERNELS(float)
