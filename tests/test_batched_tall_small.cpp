@@ -355,10 +355,14 @@ TEST_P(BatchedTallSmallCuda, BothRoutingsGiveTheSameInvariants) {
 
 TEST_P(BatchedTallSmallCuda, VariantsMatchTheCpuTwin) {
   GPUQR_FOR_PRECISION(([&]<class T>() {
-    // Both variants of the kernel (GPUQR_BATCHED_TALL_V): the first version (0) and the
-    // default (1: the warp-wide pivot step with the update's skip of v's leading zeros).
-    // Odd and unaligned shapes, m < n, and the special columns (scaled larfg path, tau = 0).
-    for (const int variant : {0, 1}) {
+    // Every variant of the kernel (GPUQR_BATCHED_TALL_V): the first version (0), the default
+    // (1: the warp-wide pivot step with the update's skip of v's leading zeros), two columns
+    // per lane (2; 3 with one block per SM fewer in the launch bounds). Odd and unaligned
+    // shapes, m < n, and the special columns (scaled larfg path, tau = 0). For 2 and 3: n just
+    // past a slot (17, 33: the second slot holds one column), k ending in either slot (40x64,
+    // 33x50: m < n, the last step H_{k-1} alone), the 16-column classes (one warp at 64 rows),
+    // the 8-column classes (variant 1's kernel).
+    for (const int variant : {0, 1, 2, 3}) {
       SCOPED_TRACE("variant " + std::to_string(variant));
       set_batched_tall_variant(variant);
       check_strided<T>(ctx(),
@@ -368,7 +372,13 @@ TEST_P(BatchedTallSmallCuda, VariantsMatchTheCpuTwin) {
                         {63, 61, 300, 1, 0},
                         {40, 64, 200, 1, 0},
                         {97, 7, 400, 1, 2},
-                        {256, 32, 200, 0, 0}},
+                        {256, 32, 200, 0, 0},
+                        {128, 17, 300, 0, 0},
+                        {120, 33, 300, 1, 0},
+                        {33, 50, 200, 0, 0},
+                        {65, 16, 300, 1, 0},
+                        {200, 20, 200, 0, 1},
+                        {128, 64, 200, 0, 0}},
                        11);
       check_strided<T>(ctx(),
                        {{128, 32, 200, 0, 0, Special::tiny},
@@ -390,6 +400,18 @@ TEST_P(BatchedTallSmallCuda, SanitizerSizedBatches) {
     check_strided<T>(
         ctx(), {{128, 32, 600, 0, 0}, {97, 7, 400, 1, 2}, {64, 64, 300, 0, 0}, {40, 50, 200, 1, 0}},
         5);
+  }));
+}
+
+// As SanitizerSizedBatches, for the two-columns-per-lane kernel (variant 2): its phases, the
+// shared v loads of both slots and the buffers' reuse across matrices.
+TEST_P(BatchedTallSmallCuda, SanitizerSizedBatchesTwoColumnsPerLane) {
+  GPUQR_FOR_PRECISION(([&]<class T>() {
+    set_batched_tall_variant(2);
+    check_strided<T>(ctx(),
+                     {{128, 32, 600, 0, 0}, {97, 17, 400, 1, 2}, {64, 64, 300, 0, 0},
+                      {40, 50, 200, 1, 0}},
+                     5);
   }));
 }
 

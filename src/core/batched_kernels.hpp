@@ -115,7 +115,8 @@ enum class TallRoute { automatic, off, on, outside_small };
 void set_batched_tall(TallRoute route);
 
 /// Test hook: the tall kernel's variant (GPUQR_BATCHED_TALL_V: 0 the first version, 1 the
-/// default) for later calls; -1 follows the knob. A build without CUDA ignores it.
+/// default, 2 and 3 two columns per lane) for later calls; -1 follows the knob. A build without
+/// CUDA ignores it.
 void set_batched_tall_variant(int variant);
 
 /// Test hook: the small register kernel's classes with 32 < m <= 64: 0 a column on two lanes

@@ -44,6 +44,19 @@
 // session 9, FP64, 0.5 GiB, ms V0 / V1): 128x32 1.851 / 1.740, 64x64 3.411 / 3.078. Measured
 // and removed: 8 or 32 rows per lane (128x32 2.05 / 2.04 ms at V0), 2 or 4 blocks per SM in
 // the FP64 launch bounds (2.22 / 1.88 at V0; 1.84 / 1.78 at V1).
+// V 2 (session 10, not yet measured): two columns per lane (tall_geqrf_multi_kernel, see
+// TallMultiCfg): column c and c + W / 2 on the same S lanes, so half the threads per matrix;
+// the step loop runs in two phases (pivots in the first slot, then in the second), the update
+// reads v once for both slots and interleaves their dot products' shuffles. Aim: more
+// matrices in flight per SM at about the same chain per step (FP64 128 x 32: 4 blocks of 4
+// warps, 128 registers, against 3 of 8 at V1). V 3: the same with one block per SM fewer in
+// the launch bounds (FP64 168 registers, 3 blocks; FP32 96, 5 blocks), fewer spills. The
+// 8-column classes keep V 1's kernel under both. ptxas (sm_90, CUDA 13), 128 x 32 registers /
+// spill bytes (stores + loads) / SASS instructions: FP64 V1 80 / 116+96 / 2064, V2 128 /
+// 412+488 / 3816, V3 168 / 104+140 / 3648; FP32 V1 64 / 20+28 / 1296, V2 80 / 208+224 / 2448,
+// V3 96 / 56+76 / 2312. Most spill code sits around larfg's rare scaled path and its calls; on
+// the step's hot path V1 FP64 reloads about 8 values from local memory per step, V2 FP64
+// about 20 (4 of them column registers), V3 FP64 one.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -461,19 +474,194 @@ __global__ void __launch_bounds__(TallCfg<T, M, W, RL>::kThreads, TallCfg<T, M, 
   }
 }
 
-template <class T, int M, int W, int RL, int V>
-void launch_one(const DeviceBatch<T>& b, cudaStream_t stream) {
-  using C = TallCfg<T, M, W, RL>;
-  auto kernel = tall_geqrf_kernel<T, M, W, RL, V>;
+/// Variant 2 (GPUQR_BATCHED_TALL_V=2): CPL columns per lane. Slot p of a lane holds column
+/// p * W / CPL + tid / S (the same rows as variant 1's layout), so a block has 1 / CPL of
+/// variant 1's threads, each with CPL columns in registers. Why: the step is one warp's chain
+/// (the pivot column's update, then larfg, ~320 dependent instructions at ~7 cycles each on
+/// the H100) while the block's other warps wait at the barrier, and registers, not warps,
+/// bound the chains in flight per SM (variant 1's 128 x 32 FP64: 3 blocks of 80 registers,
+/// 40% of them the column). Two columns per lane share v's shared-memory loads and their dot
+/// products' shuffles interleave, so the chain grows little, while the per-thread overhead
+/// (addresses, scalars, v in flight) is paid once for both: 4 blocks of 4 warps per SM
+/// (128 registers) instead of 3 of 8, and half the warps at each barrier.
+template <class T, int M, int W, int RL, int CPL, int Fewer = 0>
+struct TallMultiCfg : TallCfg<T, M, W / CPL, RL> {
+  using Base = TallCfg<T, M, W / CPL, RL>;
+  static constexpr int kCpl = CPL;
+  static constexpr int kSlotCols = W / CPL;  // columns of one slot: the pivots of one phase
+  static constexpr int kAcc = CPL >= 2 ? 2 : 4;  // dot product accumulators per slot
+  // The CPL columns, v's granules in flight, the accumulators, addresses and scalars.
+  static constexpr int kRegs = CPL * Base::kColumnRegs +
+                               (Base::kReload ? 16 : Base::kColumnRegs) +
+                               kAcc * CPL * int(sizeof(T)) / 4 + 32;
+  static constexpr int kByRegs = 65536 / (Base::kThreads * kRegs);
+  // Fewer: blocks per SM below that aim in the launch bounds (variant 3: 1), so that the
+  // compiler has more registers and spills less (ptxas -v, see the file comment).
+  static constexpr int kAim = kByRegs < Base::kByThreads ? kByRegs : Base::kByThreads;
+  static constexpr int kMinBlocks = kAim - Fewer < 1 ? 1 : kAim - Fewer;
+  // Lanes past kSlotCols * S would alias the next slot's columns.
+  static_assert(W % CPL == 0 && kSlotCols * Base::kS >= 32);
+};
+
+/// a[sl] -= tau (v^T a[sl]) v for the slots P .. CPL - 1 (those that may hold columns > j),
+/// v from `buf` read once for all of them; apply[sl]: whether slot sl's column takes it (its
+/// lanes only join the shuffles otherwise). The slots' dot products and shuffles are
+/// independent: the compiler interleaves them. Granule rows wholly above row j are skipped
+/// (v_j is zero there), as variant 1.
+template <class C, int P, class T>
+__device__ __forceinline__ void apply_reflector_slots(const T* buf, T tau, const bool* apply,
+                                                      int s, int j, T (&a)[C::kCpl][C::kRL]) {
+  constexpr int kCpl = C::kCpl, kAcc = C::kAcc;
+  T part[kCpl][kAcc];
+#pragma unroll
+  for (int sl = P; sl < kCpl; ++sl)
+#pragma unroll
+    for (int u = 0; u < kAcc; ++u) part[sl][u] = T(0);
+#pragma unroll
+  for (int g = 0; g < C::kG; ++g) {
+    if ((g + 1) * C::kStride <= j) continue;
+    T v[C::kGe];
+    load_granule(buf + g * C::kStride + s * C::kGe, v);
+#pragma unroll
+    for (int h = 0; h < C::kGe; ++h) {
+      const int i = g * C::kGe + h;
+#pragma unroll
+      for (int sl = P; sl < kCpl; ++sl) part[sl][i % kAcc] = fma(v[h], a[sl][i], part[sl][i % kAcc]);
+    }
+  }
+  T w[kCpl];
+#pragma unroll
+  for (int sl = P; sl < kCpl; ++sl) {
+    w[sl] = part[sl][0];
+#pragma unroll
+    for (int u = 1; u < kAcc; ++u) w[sl] += part[sl][u];
+  }
+  // The slots' reductions level by level (independent shuffles in flight together).
+#pragma unroll
+  for (int o = C::kS / 2; o > 0; o /= 2)
+#pragma unroll
+    for (int sl = P; sl < kCpl; ++sl) w[sl] += __shfl_xor_sync(kFull, w[sl], o);
+#pragma unroll
+  for (int sl = P; sl < kCpl; ++sl) w[sl] = apply[sl] ? -tau * w[sl] : T(0);
+#pragma unroll
+  for (int g = 0; g < C::kG; ++g) {
+    if ((g + 1) * C::kStride <= j) continue;
+    T v[C::kGe];
+    if constexpr (C::kReload) {
+      reload_granule(buf + g * C::kStride + s * C::kGe, v);
+    } else {
+      load_granule(buf + g * C::kStride + s * C::kGe, v);
+    }
+#pragma unroll
+    for (int h = 0; h < C::kGe; ++h)
+#pragma unroll
+      for (int sl = P; sl < kCpl; ++sl)
+        if (apply[sl]) a[sl][g * C::kGe + h] = fma(w[sl], v[h], a[sl][g * C::kGe + h]);
+  }
+}
+
+/// Phase P of variant 2: the steps j whose pivot j + 1 lies in slot P (P * kSlotCols <= j + 1
+/// < (P + 1) * kSlotCols), and the step j = k - 1 (H_{k-1} alone, for m < n) where it falls
+/// here. Each step: the barrier, H_j on slots P .. CPL - 1 (slots below P hold only finished
+/// columns), then larfg on column j + 1 by the whole warp holding it.
+template <class C, int P, class T>
+__device__ __forceinline__ void tall_multi_phase(T (&a)[C::kCpl][C::kRL], int m, int n, int k,
+                                                 int col0, int s, int warp_first, int& cur,
+                                                 T (*bufs)[C::kM + C::kGe],
+                                                 ColumnInfo<T>* info) {
+  constexpr int kSC = C::kSlotCols;
+  const int warp_last = warp_first + C::kCols - 1;
+  const int j_end = min((P + 1) * kSC - 1, k);
+  for (int j = P * kSC - 1; j < j_end; ++j) {
+    if (j >= 0) {
+      // As variant 1: v_j and tau_j are visible; v_{j-1}'s buffer is free.
+      block_barrier<C>();
+      const T* v = bufs[cur];
+      const T tau = v[C::kM];
+      cur ^= 1;
+      // Warp-uniform: some column of this warp in slots P .. is past j and below n.
+      bool any = false;
+#pragma unroll
+      for (int sl = P; sl < C::kCpl; ++sl)
+        any = any || (sl * kSC + warp_last > j && sl * kSC + warp_first < n);
+      if (tau != T(0) && any) {
+        bool apply[C::kCpl];
+#pragma unroll
+        for (int sl = 0; sl < C::kCpl; ++sl) {
+          const int c = sl * kSC + col0;
+          apply[sl] = c > j && c < n;
+        }
+        apply_reflector_slots<C, P>(v, tau, apply, s, j, a);
+      }
+    }
+    const int l = j + 1 - P * kSC;  // the pivot's index within slot P
+    if (j + 1 < k && warp_first <= l && l <= warp_last)  // warp-uniform
+      reflector<C, 1>(a[P], j + 1, m, s, col0 == l, kFull, bufs[cur], info);
+  }
+}
+
+template <class T, int M, int W, int RL, int CPL, int Fewer>
+__global__ void __launch_bounds__(TallMultiCfg<T, M, W, RL, CPL, Fewer>::kThreads,
+                                  TallMultiCfg<T, M, W, RL, CPL, Fewer>::kMinBlocks)
+    tall_geqrf_multi_kernel(DeviceBatch<T> batch) {
+  using C = TallMultiCfg<T, M, W, RL, CPL, Fewer>;
+  constexpr int kSC = C::kSlotCols;
+  __shared__ __align__(16) T bufs[2][M + C::kGe];
+  __shared__ ColumnInfo<T> info[W];
+  const int tid = static_cast<int>(threadIdx.x);
+  const int col0 = tid / C::kS, s = tid % C::kS;
+  const int warp_first = (tid >> 5) * C::kCols;  // the warp's first column within a slot
+  int cur = 0;
+  for (std::int64_t q = blockIdx.x; q < batch.count; q += gridDim.x) {
+    const Desc<T> d = batch.at(q);
+    const int m = d.m, n = d.n, k = min(m, n);
+    if (k <= 0) continue;  // block-uniform
+    T a[CPL][RL];
+    const bool whole = granules_ok<C>(d);
+#pragma unroll
+    for (int p = 0; p < CPL; ++p) load_column<C>(d, whole, p * kSC + col0, s, a[p]);
+    tall_multi_phase<C, 0>(a, m, n, k, col0, s, warp_first, cur, bufs, info);
+    if constexpr (CPL > 1) tall_multi_phase<C, 1>(a, m, n, k, col0, s, warp_first, cur, bufs, info);
+    static_assert(CPL <= 2, "one tall_multi_phase per slot");
+    // As variant 1: the descriptor read again; info complete (see tall_geqrf_kernel).
+    const Desc<T> e = batch.at(opaque(q));
+    const bool whole_e = granules_ok<C>(e);
+#pragma unroll
+    for (int p = 0; p < CPL; ++p) store_column<C>(e, whole_e, p * kSC + col0, s, a[p], info);
+    // The next matrix's column 0 rewrites info[0] (read by this warp's slot 0 above).
+    __syncwarp();
+  }
+}
+
+/// Launches `kernel` (threads per block) with no more blocks than stay resident: each block
+/// loops over its matrices (persistent).
+template <class T>
+void launch_persistent(void (*kernel)(DeviceBatch<T>), int threads, const DeviceBatch<T>& b,
+                       cudaStream_t stream) {
   int device = 0, sms = 0, per_sm = 0;
   GPUQR_CUDA_CHECK(cudaGetDevice(&device));
   GPUQR_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-  GPUQR_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, C::kThreads, 0));
-  // Persistent: no more blocks than stay resident; each block loops over its matrices.
+  GPUQR_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, 0));
   const std::int64_t resident = std::int64_t(std::max(sms, 1)) * std::max(per_sm, 1);
   const std::int64_t blocks = std::min(b.count, resident);
-  kernel<<<static_cast<unsigned>(blocks), C::kThreads, 0, stream>>>(b);
+  kernel<<<static_cast<unsigned>(blocks), threads, 0, stream>>>(b);
   GPUQR_CUDA_CHECK_LAUNCH(stream);
+}
+
+/// V 0, 1: tall_geqrf_kernel. V 2, 3: two columns per lane (tall_geqrf_multi_kernel) for
+/// classes of 16 columns and more, V 3 with one block per SM fewer in the launch bounds; the
+/// 8-column classes keep variant 1.
+template <class T, int M, int W, int RL, int V>
+void launch_one(const DeviceBatch<T>& b, cudaStream_t stream) {
+  if constexpr (V >= 2 && W >= 16) {
+    constexpr int kFewer = V == 3 ? 1 : 0;
+    using C = TallMultiCfg<T, M, W, RL, 2, kFewer>;
+    launch_persistent<T>(tall_geqrf_multi_kernel<T, M, W, RL, 2, kFewer>, C::kThreads, b, stream);
+  } else {
+    constexpr int kV = V >= 2 ? 1 : V;
+    launch_persistent<T>(tall_geqrf_kernel<T, M, W, RL, kV>, TallCfg<T, M, W, RL>::kThreads, b,
+                         stream);
+  }
 }
 
 template <class T, int RL, int V>
@@ -526,13 +714,17 @@ TallRoute env_tall() {
   return route;
 }
 
-/// GPUQR_BATCHED_TALL_V, read once (or set_batched_tall_variant): 0 the first version; anything
-/// else 1, the warp-wide pivot step and the update's skip of v's leading zeros (see reflector,
-/// apply_reflector).
+/// GPUQR_BATCHED_TALL_V, read once (or set_batched_tall_variant): 0 the first version; 2 and 3
+/// two columns per lane (tall_geqrf_multi_kernel; 3 with one block per SM fewer in its launch
+/// bounds); anything else 1, the warp-wide pivot step and the update's skip of v's leading
+/// zeros (see reflector, apply_reflector).
 int env_variant() {
   static const int x = [] {
     const char* v = std::getenv("GPUQR_BATCHED_TALL_V");
-    return v != nullptr && std::strcmp(v, "0") == 0 ? 0 : 1;
+    if (v == nullptr) return 1;
+    if (std::strcmp(v, "0") == 0) return 0;
+    if (std::strcmp(v, "2") == 0) return 2;
+    return std::strcmp(v, "3") == 0 ? 3 : 1;
   }();
   const int o = variant_override.load();
   return o >= 0 ? o : x;
@@ -567,10 +759,19 @@ void launch_tall_geqrf(const DeviceBatch<T>& b, int cls, cudaStream_t stream) {
   }
   tall_launches.fetch_add(1);
   // Rows per lane: 16 (8 and 32 measured slower, see the file comment).
-  if (env_variant() == 1) {
-    launch_rl<T, 16, 1>(b, cls, stream);
-  } else {
-    launch_rl<T, 16, 0>(b, cls, stream);
+  switch (env_variant()) {
+    case 0:
+      launch_rl<T, 16, 0>(b, cls, stream);
+      break;
+    case 2:
+      launch_rl<T, 16, 2>(b, cls, stream);
+      break;
+    case 3:
+      launch_rl<T, 16, 3>(b, cls, stream);
+      break;
+    default:
+      launch_rl<T, 16, 1>(b, cls, stream);
+      break;
   }
 }
 
