@@ -285,10 +285,11 @@ TEST_P(BatchedSmallCuda, FirstReflectorWithinUlpsOfExactOnTheTallKernel) {
 
 // The classes with 32 < m <= 64 and n <= 16 under each of their kernels (0: a column on two
 // lanes, every other row; 1: contiguous halves; 2: the rows kernel, two rows of every column
-// on a lane, the default for n > 8): strided and listed batches against the CPU twin, the
+// on a lane, staged through shared memory; 3: the rows kernel loading and storing registers
+// directly): strided and listed batches against the CPU twin (padding untouched), the
 // special inputs, and the first reflector within ulps of exact.
 TEST_P(BatchedSmallCuda, TallClassesMatchTheCpuTwinOnEveryLayout) {
-  for (const int layout : {0, 1, 2}) {
+  for (const int layout : {0, 1, 2, 3}) {
     SCOPED_TRACE("layout " + std::to_string(layout));
     kernels::cuda::set_batched_small_tall(layout);
     GPUQR_FOR_PRECISION(([&]<class T>() {
@@ -299,6 +300,18 @@ TEST_P(BatchedSmallCuda, TallClassesMatchTheCpuTwinOnEveryLayout) {
                               {{64, 1}, 100},   {{64, 5}, 300}, {{57, 16}, 300},
                               {{33, 16}, 300},  {{16, 16}, 300}});
       check_first_reflector<T>(ctx(), {{64, 16}, {40, 12}, {33, 9}});
+    }));
+  }
+  kernels::cuda::set_batched_small_tall(-1);
+}
+
+// Sized for compute-sanitizer: the two rows kernels (staged and direct).
+TEST_P(BatchedSmallCuda, SanitizerSizedRowsKernels) {
+  for (const int layout : {2, 3}) {
+    SCOPED_TRACE("layout " + std::to_string(layout));
+    kernels::cuda::set_batched_small_tall(layout);
+    GPUQR_FOR_PRECISION(([&]<class T>() {
+      check_strided_cases<T>(ctx(), {{64, 16, 2000, 0, 0}, {47, 13, 1500, 1, 1}});
     }));
   }
   kernels::cuda::set_batched_small_tall(-1);

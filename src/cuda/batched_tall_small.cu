@@ -38,13 +38,13 @@
 // GPUQR_BATCHED_TALL (read once; set_batched_tall for tests): 0 off (the routes before it),
 // 1 on for the whole class (see tall_class), else (unset, 2) only the shapes outside the small
 // register kernel's class (64x16 measured faster there, H100 2026-11-25).
-// GPUQR_BATCHED_TALL_V (read once; set_batched_tall_variant for tests): 1 (default) the pivot
-// step run by the whole warp with constant full masks, and the update skipping v's leading
+// GPUQR_BATCHED_TALL_V (read once; set_batched_tall_variant for tests): 3 (default, below);
+// 1 the pivot step run by the whole warp with constant full masks, and the update skipping v's leading
 // zero granule rows (see reflector); 0 the first version, kept for the A/B. Measured (H100,
 // session 9, FP64, 0.5 GiB, ms V0 / V1): 128x32 1.851 / 1.740, 64x64 3.411 / 3.078. Measured
 // and removed: 8 or 32 rows per lane (128x32 2.05 / 2.04 ms at V0), 2 or 4 blocks per SM in
 // the FP64 launch bounds (2.22 / 1.88 at V0; 1.84 / 1.78 at V1).
-// V 2 (session 10, not yet measured): two columns per lane (tall_geqrf_multi_kernel, see
+// V 2 and 3 (session 10): two columns per lane (tall_geqrf_multi_kernel, see
 // TallMultiCfg): column c and c + W / 2 on the same S lanes, so half the threads per matrix;
 // the step loop runs in two phases (pivots in the first slot, then in the second), the update
 // reads v once for both slots and interleaves their dot products' shuffles. Aim: more
@@ -56,7 +56,10 @@
 // 412+488 / 3816, V3 168 / 104+140 / 3648; FP32 V1 64 / 20+28 / 1296, V2 80 / 208+224 / 2448,
 // V3 96 / 56+76 / 2312. Most spill code sits around larfg's rare scaled path and its calls; on
 // the step's hot path V1 FP64 reloads about 8 values from local memory per step, V2 FP64
-// about 20 (4 of them column registers), V3 FP64 one.
+// about 20 (4 of them column registers), V3 FP64 one. Measured (H100, session 10 run 1,
+// 1 GiB batches, ms V1 / V2 / V3, same run): FP64 128x32 3.521 / 2.892 / 2.812 (cuBLAS
+// 15.47: 4.39x / 5.36x / 5.50x), 64x64 6.241 / 5.292 / 5.445; FP32 128x32 3.360 / 2.597 /
+// 2.361, 64x64 6.184 / 5.368 / 5.089. Hence V3.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -714,17 +717,17 @@ TallRoute env_tall() {
   return route;
 }
 
-/// GPUQR_BATCHED_TALL_V, read once (or set_batched_tall_variant): 0 the first version; 2 and 3
-/// two columns per lane (tall_geqrf_multi_kernel; 3 with one block per SM fewer in its launch
-/// bounds); anything else 1, the warp-wide pivot step and the update's skip of v's leading
-/// zeros (see reflector, apply_reflector).
+/// GPUQR_BATCHED_TALL_V, read once (or set_batched_tall_variant): 0 the first version; 1 the
+/// warp-wide pivot step and the update's skip of v's leading zeros (see reflector,
+/// apply_reflector); 2 and 3 two columns per lane (tall_geqrf_multi_kernel; 3, the default,
+/// with one block per SM fewer in its launch bounds).
 int env_variant() {
   static const int x = [] {
     const char* v = std::getenv("GPUQR_BATCHED_TALL_V");
-    if (v == nullptr) return 1;
+    if (v == nullptr) return 3;
     if (std::strcmp(v, "0") == 0) return 0;
-    if (std::strcmp(v, "2") == 0) return 2;
-    return std::strcmp(v, "3") == 0 ? 3 : 1;
+    if (std::strcmp(v, "1") == 0) return 1;
+    return std::strcmp(v, "2") == 0 ? 2 : 3;
   }();
   const int o = variant_override.load();
   return o >= 0 ? o : x;
