@@ -120,9 +120,10 @@ void set_batched_tall(TallRoute route);
 void set_batched_tall_variant(int variant);
 
 /// Test hook: the small register kernel's classes with 32 < m <= 64: 0 a column on two lanes
-/// taking every other row, 1 taking contiguous halves, 2 (the default) the rows kernel (a lane
-/// holds two rows of every column) for n <= 16; -1 follows GPUQR_BATCHED_SMALL_TALL. A build
-/// without CUDA ignores it.
+/// taking every other row, 1 taking contiguous halves; for 8 < n <= 16 2 the rows kernel (a
+/// lane holds two rows of every column) staged through shared memory, 3 (the default) the
+/// rows kernel loading and storing its registers directly; -1 follows
+/// GPUQR_BATCHED_SMALL_TALL. A build without CUDA ignores it.
 void set_batched_small_tall(int layout);
 
 /// Test hook: launches of the tall-small kernel so far in this process (tests check that the

@@ -29,6 +29,12 @@
 // At the end each lane writes its column's rows <= c (R) into the slot over the stale part,
 // and the slot is stored coalesced; tau goes out from the registers of the pivot lanes.
 //
+// The classes with 32 < m <= 64 put a column on two lanes: each lane a contiguous half of its
+// rows (SmallCfg's H, 16-byte loads of v), or (GPUQR_BATCHED_SMALL_TALL=0) every other row.
+// For 8 < n <= 16 the default is instead the rows kernel (further below): a lane holds two rows
+// of every column, v stays in registers, and the dot products are summed over the warp
+// through a table in shared memory (see tall_layout for the knob and the measurements).
+//
 // GPUQR_BATCHED_SMALL=0 (read once) selects the previous kernel (legacy namespace below) for
 // A/B measurements.
 #include <cuda_pipeline.h>
@@ -758,8 +764,11 @@ __device__ __forceinline__ void rows_step(const RowsLane<T>& q, T (&a0)[W], T (&
     __syncwarp();
     // 3. Lane L sums granule L % kGran of kPartRows rows; xor shuffles join the parts; the
     // lanes of part 0 write w = tau * (v^T a) for their granule.
-    T sums[kE];
-    {
+    // Lanes of granules left of J + 1's sit out the loads (a shared-memory load costs by the
+    // addresses of its active lanes: about half the wavefronts over a factorization).
+    const int gq = lane % R::kGran;
+    T sums[kE] = {};
+    if (gq >= g0) {
       T acc[2][kE];
 #pragma unroll
       for (int i = 0; i < R::kPartRows; ++i) {
@@ -776,7 +785,6 @@ __device__ __forceinline__ void rows_step(const RowsLane<T>& q, T (&a0)[W], T (&
 #pragma unroll
       for (int e = 0; e < kE; ++e) sums[e] += __shfl_xor_sync(kFull, sums[e], o);
     }
-    const int gq = lane % R::kGran;
     if (lane < R::kGran && gq >= g0) {
 #pragma unroll
       for (int e = 0; e < kE; ++e) sums[e] *= tau;
@@ -1001,8 +1009,10 @@ void launch_one(const DeviceBatch<T>& b, cudaStream_t stream) {
 
 /// The kernel of the classes with 32 < m <= 64 (GPUQR_BATCHED_SMALL_TALL, read once; tests
 /// steer it with set_batched_small_tall): 0 the columns kernel with every other row on a
-/// lane, 1 with a contiguous half of the rows on a lane, 2 (default) the rows kernel for
-/// n <= 16 (else as 1).
+/// lane, 1 with a contiguous half of the rows on a lane; for n > 8 (else as 1) 2 the rows
+/// kernel staged through shared memory, 3 (default) the rows kernel loading its registers
+/// directly. Measured (H100, session 10 runs 1-2, 64 x 16, 1 GiB, ms for 0 / 1 / 2 / 3):
+/// FP64 1.708 / 1.760 / 1.263 / 1.091, FP32 2.324 / 1.951 / 1.514 / 1.240.
 int tall_layout() {
   const int forced = small_tall_override.load();
   if (forced >= 0) return forced;
@@ -1010,7 +1020,7 @@ int tall_layout() {
     const char* text = std::getenv("GPUQR_BATCHED_SMALL_TALL");
     if (text != nullptr && text[0] >= '0' && text[0] <= '3' && text[1] == '\0')
       return text[0] - '0';
-    return 2;
+    return 3;
   }();
   return knob;
 }

@@ -574,7 +574,12 @@ __device__ __forceinline__ void tall_multi_phase(T (&a)[C::kCpl][C::kRL], int m,
                                                  ColumnInfo<T>* info) {
   constexpr int kSC = C::kSlotCols;
   const int warp_last = warp_first + C::kCols - 1;
-  const int j_end = min((P + 1) * kSC - 1, k);
+  // The last phase runs through j = k - 1 even when k fills the slots (k = W): that step's
+  // barrier and buffer toggle come after the last reflector's writes (v_{k-1}, info[k-1]), so
+  // the columns' stores read complete info, and the next matrix's column 0 writes the other
+  // buffer. (Without it, racecheck found the last reflector and the next matrix's first one
+  // writing the same buffer from different warps with no barrier between them.)
+  const int j_end = P == C::kCpl - 1 ? k : min((P + 1) * kSC - 1, k);
   for (int j = P * kSC - 1; j < j_end; ++j) {
     if (j >= 0) {
       // As variant 1: v_j and tau_j are visible; v_{j-1}'s buffer is free.

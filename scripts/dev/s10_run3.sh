@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Session 10, third call: the new defaults (direct rows kernel for 64 x 16, its loads
+# predicated by granule; tall kernel V3 with the last phase's final barrier) in the full
+# batched table at 1 GiB against cuBLAS; layouts 2 and 3 again; the batched CUDA tests;
+# memcheck and racecheck on the rows kernels and the tall kernel's V3.
+set -uo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/../.."
+out="${OUT:-/tmp/out}"; mkdir -p "$out"; w="$out/w"; mkdir -p "$w"; b=build-gpu; s=$(date +%s)
+finish() { tar czf "$out/logs.tgz" -C "$w" . ; rm -rf "$w"; echo "total $(( $(date +%s) - s )) s"; }
+trap finish EXIT
+ss=$PWD/.carry-suitesparse
+export LD_LIBRARY_PATH=$ss/lib:${LD_LIBRARY_PATH:-}
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$w/device.txt"
+cmake -S . -B $b -G Ninja -DCMAKE_BUILD_TYPE=Release -DGPUQR_ENABLE_CUDA=ON -DCMAKE_PREFIX_PATH=$ss > "$w/configure.log" 2>&1 || { tail -20 "$w/configure.log"; exit 1; }
+cmake --build $b --parallel 16 --target gpuqr_tests gpuqr_batched_bench > "$w/build.log" 2>&1 || { grep -E "error" -A5 "$w/build.log" | head -40; exit 1; }
+echo "build $(( $(date +%s) - s )) s"
+B=$b/bench/gpuqr_batched_bench
+for L in 2 3; do
+  GPUQR_BATCHED_SMALL_TALL=$L timeout 60 $B --n 16 --shape both --precision both --gib 1 --no-variable > "$w/small_L$L.txt" 2>&1; echo "== small layout $L rc $?"; grep -E "64x16 " "$w/small_L$L.txt" | cut -c1-110
+done
+timeout 200 $B --n 16,32,64,128,512 --shape both --precision both --gib 1 > "$w/batched.txt" 2>&1; echo "batched rc $?"; grep -vE "^$" "$w/batched.txt" | cut -c1-125
+echo "t $(( $(date +%s) - s )) s"
+timeout 200 $b/tests/gpuqr_tests --gtest_filter='*BatchedSmallCuda*:*TallSmallCuda*:*BatchedBlockedCuda*' > "$w/tests.log" 2>&1; echo "tests rc $?"
+grep -E "^\[  FAILED|PASSED|tests ran" "$w/tests.log" | head -20; grep -B3 -A12 "Failure" "$w/tests.log" | head -60
+echo "t $(( $(date +%s) - s )) s"
+CS="compute-sanitizer --error-exitcode 9"
+for t in "racecheck BatchedTallSmallCuda.SanitizerSizedBatches/cuda_float" "memcheck BatchedSmallCuda.SanitizerSizedRowsKernels/cuda_double" "racecheck BatchedSmallCuda.SanitizerSizedRowsKernels/cuda_double" \
+         "memcheck BatchedTallSmallCuda.SanitizerSizedBatches/cuda_double" "racecheck BatchedTallSmallCuda.SanitizerSizedBatches/cuda_double"; do
+  set -- $t; f="$w/san_$1_$(echo $2 | tr '/.' '__').log"
+  timeout 60 $CS --tool $1 $b/tests/gpuqr_tests --gtest_filter="*$2" > "$f" 2>&1; echo "== $1 $2 rc $?"; grep -E "ERROR SUMMARY|RACECHECK SUMMARY|PASSED|FAILED" "$f" | head -3
+done
+echo "t $(( $(date +%s) - s )) s"
