@@ -881,20 +881,22 @@ __global__ void __launch_bounds__(RowsCfg<T, W>::Layout::kThreads,
 /// steps' table (FP64: 4.7 KB a warp against 16 KB for the two slots) and registers alone
 /// bound the warps an SM keeps. The next matrix's lines are prefetched into L2 while the
 /// current one is factored.
-template <class T, int W>
+/// Aim: the resident warps per SM the launch bounds aim at (registers alone bound them): FP64
+/// 16 (128 registers, no spills) or 20 (96, some spills; GPUQR_BATCHED_ROWS_WARPS=20), FP32 20.
+template <class T, int W, int Aim>
 struct RowsDirectCfg {
   using Rows = RowsCfg<T, W>;
   static constexpr int kWarps = 4;
   static constexpr int kWarpElems = 32 * Rows::kStride + W;  // table and w
-  // 16 resident warps in FP64 (128 registers), 20 in FP32 (~100).
-  static constexpr int kTargetWarps = sizeof(T) == 8 ? 16 : 20;
+  static constexpr int kTargetWarps = Aim;
 };
 
-template <class T, int W>
-__global__ void __launch_bounds__(RowsDirectCfg<T, W>::kWarps * 32,
-                                  RowsDirectCfg<T, W>::kTargetWarps / RowsDirectCfg<T, W>::kWarps)
+template <class T, int W, int Aim>
+__global__ void __launch_bounds__(RowsDirectCfg<T, W, Aim>::kWarps * 32,
+                                  RowsDirectCfg<T, W, Aim>::kTargetWarps /
+                                      RowsDirectCfg<T, W, Aim>::kWarps)
     rows_direct_geqrf_kernel(DeviceBatch<T> batch) {
-  using D = RowsDirectCfg<T, W>;
+  using D = RowsDirectCfg<T, W, Aim>;
   using R = typename D::Rows;
   extern __shared__ __align__(16) unsigned char smem_raw[];
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
@@ -946,10 +948,10 @@ __global__ void __launch_bounds__(RowsDirectCfg<T, W>::kWarps * 32,
   }
 }
 
-template <class T, int W>
+template <class T, int W, int Aim>
 void launch_rows_direct_kernel(const DeviceBatch<T>& b, cudaStream_t stream) {
-  using D = RowsDirectCfg<T, W>;
-  auto kernel = rows_direct_geqrf_kernel<T, W>;
+  using D = RowsDirectCfg<T, W, Aim>;
+  auto kernel = rows_direct_geqrf_kernel<T, W, Aim>;
   const int bytes = D::kWarps * D::kWarpElems * int(sizeof(T));
   int device = 0, sms = 0, per_sm = 0;
   GPUQR_CUDA_CHECK(cudaGetDevice(&device));
@@ -1025,6 +1027,16 @@ int tall_layout() {
   return knob;
 }
 
+/// GPUQR_BATCHED_ROWS_WARPS (read once): 20 gives the FP64 direct rows kernel launch bounds
+/// for 20 resident warps (spilling a little) instead of 16.
+int rows_warps() {
+  static const int w = [] {
+    const char* text = std::getenv("GPUQR_BATCHED_ROWS_WARPS");
+    return text != nullptr && std::strcmp(text, "20") == 0 ? 20 : 16;
+  }();
+  return w;
+}
+
 /// The class's kernel. Two lanes per column only where m > 32 (one lane's 32 rows would not
 /// fit): for 16 x 16 FP64 two lanes per column measured 1.32 ms against one's 0.75 ms (H100,
 /// session 8, 0.5 GiB batches), FP32 1.73 against 0.92.
@@ -1042,7 +1054,14 @@ void launch_current(const DeviceBatch<T>& b, int cls, cudaStream_t stream) {
     case 5: launch_one<T, 16, 16, 1>(b, stream); break;
     case 6: launch_one<T, 16, 32, 1>(b, stream); break;
     case 7:
-      if (tall_layout() == 3) launch_rows_direct_kernel<T, 16>(b, stream);
+      if (tall_layout() == 3) {
+        if constexpr (sizeof(T) == 4) {
+          launch_rows_direct_kernel<T, 16, 20>(b, stream);
+        } else {
+          if (rows_warps() == 20) launch_rows_direct_kernel<T, 16, 20>(b, stream);
+          else launch_rows_direct_kernel<T, 16, 16>(b, stream);
+        }
+      }
       else if (tall_layout() == 2) launch_rows_kernel<T, 16>(b, stream);
       else if (tall_layout() == 1) launch_one<T, 16, 64, 2, true>(b, stream);
       else launch_one<T, 16, 64, 2>(b, stream);
