@@ -709,10 +709,16 @@ struct RowsLane {
 };
 
 /// Step J of the rows kernel (see above).
-template <class R, int W, int J, class T>
+/// kFast: the branch-free form for a matrix with k = W (every step runs; m > 32 > W, so no
+/// column is empty), which assumes every column takes larfg's common path and records in
+/// `bad` any that did not (the caller then factors the matrix again with kFast false). With
+/// no branch in them, the scheduler overlaps one step's tail with the next one's larfg.
+template <class R, int W, int J, bool kFast, class T>
 __device__ __forceinline__ void rows_step(const RowsLane<T>& q, T (&a0)[W], T (&a1)[W],
-                                          T& my_tau) {
-  if (J >= q.kmax) return;  // warp-uniform (k is the same on every lane)
+                                          T& my_tau, bool& bad) {
+  if constexpr (!kFast) {
+    if (J >= q.kmax) return;  // warp-uniform (k is the same on every lane)
+  }
   constexpr int kE = R::kGe;
   const int lane = q.lane;
   // 1. larfg on column J.
@@ -724,7 +730,14 @@ __device__ __forceinline__ void rows_step(const RowsLane<T>& q, T (&a0)[W], T (&
   const bool fast = larfg_in_range(ss, total);
   bool reflect = false;
   T tau = 0, beta = alpha, v0 = x0, v1 = x1;
-  if (!empty && fast) {
+  if constexpr (kFast) {
+    bad = bad || !fast;
+    const Scalars<T> h = larfg_scalars(alpha, total);
+    beta = h.beta;
+    tau = h.tau;
+    v0 = x0 * h.scale;
+    v1 = x1 * h.scale;
+  } else if (!empty && fast) {
     const Scalars<T> h = larfg_scalars(alpha, total);
     beta = h.beta;
     tau = h.tau;
@@ -732,18 +745,22 @@ __device__ __forceinline__ void rows_step(const RowsLane<T>& q, T (&a0)[W], T (&
     v1 = x1 * h.scale;
     reflect = true;
   }
-  if (__any_sync(kFull, !empty && !fast)) {  // rare: warp-uniform, out of line
-    const RowsReflector<T> h = rows_larfg_scaled(alpha, x0, x1);
-    if (!empty && !fast) {
-      reflect = h.reflect;
-      beta = h.beta;
-      tau = h.tau;
-      v0 = h.v0;
-      v1 = h.v1;
+  if constexpr (!kFast) {
+    if (__any_sync(kFull, !empty && !fast)) {  // rare: warp-uniform, out of line
+      const RowsReflector<T> h = rows_larfg_scaled(alpha, x0, x1);
+      if (!empty && !fast) {
+        reflect = h.reflect;
+        beta = h.beta;
+        tau = h.tau;
+        v0 = h.v0;
+        v1 = h.v1;
+      }
     }
   }
   if (lane == J) my_tau = tau;
-  if (!__any_sync(kFull, reflect)) return;  // x stays, as LAPACK's tau = 0 (warp-uniform)
+  if constexpr (!kFast) {
+    if (!__any_sync(kFull, reflect)) return;  // x stays, as LAPACK's tau = 0 (warp-uniform)
+  }
   v0 = lane > J ? v0 : (lane == J ? T(1) : T(0));
   // Column J becomes R's diagonal and v.
   a0[J] = lane > J ? v0 : (lane == J ? beta : a0[J]);
@@ -808,10 +825,10 @@ __device__ __forceinline__ void rows_step(const RowsLane<T>& q, T (&a0)[W], T (&
   }
 }
 
-template <class R, int W, class T, int... Js>
+template <class R, int W, bool kFast, class T, int... Js>
 __device__ __forceinline__ void rows_all(std::integer_sequence<int, Js...>, const RowsLane<T>& q,
-                                         T (&a0)[W], T (&a1)[W], T& my_tau) {
-  (rows_step<R, W, Js>(q, a0, a1, my_tau), ...);
+                                         T (&a0)[W], T (&a1)[W], T& my_tau, bool& bad) {
+  (rows_step<R, W, Js, kFast>(q, a0, a1, my_tau, bad), ...);
 }
 
 template <class T, int W>
@@ -860,7 +877,8 @@ __global__ void __launch_bounds__(RowsCfg<T, W>::Layout::kThreads,
       const RowsLane<T> q{m, __reduce_max_sync(kFull, k), lane, slot + lane * R::kStride,
                           slot + part * R::kPartRows * R::kStride + gq * R::kGe,
                           slot + 32 * R::kStride};
-      rows_all<R, W>(std::make_integer_sequence<int, W>{}, q, a0, a1, my_tau);
+      bool bad = false;
+      rows_all<R, W, false>(std::make_integer_sequence<int, W>{}, q, a0, a1, my_tau, bad);
     }
 
 #pragma unroll
@@ -934,7 +952,26 @@ __global__ void __launch_bounds__(RowsDirectCfg<T, W, Aim>::kWarps * 32,
       const RowsLane<T> q{m, __reduce_max_sync(kFull, k), lane, table + lane * R::kStride,
                           table + part * R::kPartRows * R::kStride + gq * R::kGe,
                           table + 32 * R::kStride};
-      rows_all<R, W>(std::make_integer_sequence<int, W>{}, q, a0, a1, my_tau);
+      bool bad = false;
+      if (q.kmax == W) {
+        rows_all<R, W, true>(std::make_integer_sequence<int, W>{}, q, a0, a1, my_tau, bad);
+        if (__any_sync(kFull, bad)) {
+          // A column left larfg's common path (entries near under- or overflow, a zero
+          // subcolumn, NaN): the matrix again, from global memory (still the input), with
+          // LAPACK's scaled path where needed.
+          const Desc<T> again = desc_at(batch, opaque(base));
+#pragma unroll
+          for (int c = 0; c < W; ++c) {
+            const T* col = again.a + c * again.ld;
+            a0[c] = c < n && lane < m ? col[lane] : T(0);
+            a1[c] = c < n && lane + 32 < m ? col[lane + 32] : T(0);
+          }
+          my_tau = 0;
+          rows_all<R, W, false>(std::make_integer_sequence<int, W>{}, q, a0, a1, my_tau, bad);
+        }
+      } else {
+        rows_all<R, W, false>(std::make_integer_sequence<int, W>{}, q, a0, a1, my_tau, bad);
+      }
     }
     const Desc<T> out = desc_at(batch, opaque(base));
 #pragma unroll
