@@ -34,6 +34,7 @@ class BatchedSmallCuda : public BackendTest {
   void TearDown() override {
     kernels::cuda::set_batched_tall(kernels::cuda::TallRoute::automatic);
     kernels::cuda::set_batched_small_tall(-1);
+    kernels::cuda::set_batched_rows_fast(-1);
   }
 };
 
@@ -289,9 +290,11 @@ TEST_P(BatchedSmallCuda, FirstReflectorWithinUlpsOfExactOnTheTallKernel) {
 // directly): strided and listed batches against the CPU twin (padding untouched), the
 // special inputs, and the first reflector within ulps of exact.
 TEST_P(BatchedSmallCuda, TallClassesMatchTheCpuTwinOnEveryLayout) {
-  for (const int layout : {0, 1, 2, 3}) {
+  // Layout 3 twice: FP64 with the branch-free form first and without (FP32 always has it).
+  for (const int layout : {0, 1, 2, 3, 4}) {
     SCOPED_TRACE("layout " + std::to_string(layout));
-    kernels::cuda::set_batched_small_tall(layout);
+    kernels::cuda::set_batched_small_tall(std::min(layout, 3));
+    kernels::cuda::set_batched_rows_fast(layout == 4 ? 1 : 0);
     GPUQR_FOR_PRECISION(([&]<class T>() {
       check_strided_cases<T>(ctx(), {{64, 16, 5000, 0, 0}, {33, 9, 3000, 1, 0},
                                      {47, 16, 3000, 0, 1}, {64, 8, 3000, 0, 0},
@@ -307,9 +310,10 @@ TEST_P(BatchedSmallCuda, TallClassesMatchTheCpuTwinOnEveryLayout) {
 
 // Sized for compute-sanitizer: the two rows kernels (staged and direct).
 TEST_P(BatchedSmallCuda, SanitizerSizedRowsKernels) {
-  for (const int layout : {2, 3}) {
+  for (const int layout : {2, 3, 4}) {
     SCOPED_TRACE("layout " + std::to_string(layout));
-    kernels::cuda::set_batched_small_tall(layout);
+    kernels::cuda::set_batched_small_tall(std::min(layout, 3));
+    kernels::cuda::set_batched_rows_fast(layout == 4 ? 1 : 0);
     GPUQR_FOR_PRECISION(([&]<class T>() {
       check_strided_cases<T>(ctx(), {{64, 16, 2000, 0, 0}, {47, 13, 1500, 1, 1}});
     }));

@@ -126,6 +126,10 @@ void set_batched_tall_variant(int variant);
 /// GPUQR_BATCHED_SMALL_TALL. A build without CUDA ignores it.
 void set_batched_small_tall(int layout);
 
+/// Test hook: 1 gives the FP64 direct rows kernel its branch-free form first (as FP32 always
+/// has), 0 not; -1 follows GPUQR_BATCHED_ROWS_FAST. A build without CUDA ignores it.
+void set_batched_rows_fast(int fast);
+
 /// Test hook: launches of the tall-small kernel so far in this process (tests check that the
 /// route they force is the one that ran). A build without CUDA returns 0.
 std::int64_t batched_tall_launches();

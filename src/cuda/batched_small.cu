@@ -57,9 +57,11 @@
 namespace gpuqr::kernels::cuda {
 namespace {
 std::atomic<int> small_tall_override{-1};
+std::atomic<int> rows_fast_override{-1};
 }  // namespace
 
 void set_batched_small_tall(int layout) { small_tall_override.store(layout); }
+void set_batched_rows_fast(int fast) { rows_fast_override.store(fast); }
 
 namespace batched {
 namespace {
@@ -899,22 +901,23 @@ __global__ void __launch_bounds__(RowsCfg<T, W>::Layout::kThreads,
 /// steps' table (FP64: 4.7 KB a warp against 16 KB for the two slots) and registers alone
 /// bound the warps an SM keeps. The next matrix's lines are prefetched into L2 while the
 /// current one is factored.
-/// Aim: the resident warps per SM the launch bounds aim at (registers alone bound them): FP64
-/// 16 (128 registers, no spills) or 20 (96, some spills; GPUQR_BATCHED_ROWS_WARPS=20), FP32 20.
-template <class T, int W, int Aim>
+/// The launch bounds aim at 16 resident warps per SM in FP64 (128 registers, no spills; 20
+/// warps at 96 registers spilled and measured 1.31 ms against 1.10 for 64 x 16, session 10
+/// run 4) and 20 in FP32. kFast: a matrix with k = W first takes rows_step's branch-free form
+/// (measured faster in FP32; in FP64 selectable by GPUQR_BATCHED_ROWS_FAST=1 for the A/B).
+template <class T, int W>
 struct RowsDirectCfg {
   using Rows = RowsCfg<T, W>;
   static constexpr int kWarps = 4;
   static constexpr int kWarpElems = 32 * Rows::kStride + W;  // table and w
-  static constexpr int kTargetWarps = Aim;
+  static constexpr int kTargetWarps = sizeof(T) == 8 ? 16 : 20;
 };
 
-template <class T, int W, int Aim>
-__global__ void __launch_bounds__(RowsDirectCfg<T, W, Aim>::kWarps * 32,
-                                  RowsDirectCfg<T, W, Aim>::kTargetWarps /
-                                      RowsDirectCfg<T, W, Aim>::kWarps)
+template <class T, int W, bool kFast>
+__global__ void __launch_bounds__(RowsDirectCfg<T, W>::kWarps * 32,
+                                  RowsDirectCfg<T, W>::kTargetWarps / RowsDirectCfg<T, W>::kWarps)
     rows_direct_geqrf_kernel(DeviceBatch<T> batch) {
-  using D = RowsDirectCfg<T, W, Aim>;
+  using D = RowsDirectCfg<T, W>;
   using R = typename D::Rows;
   extern __shared__ __align__(16) unsigned char smem_raw[];
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
@@ -952,13 +955,15 @@ __global__ void __launch_bounds__(RowsDirectCfg<T, W, Aim>::kWarps * 32,
       const RowsLane<T> q{m, __reduce_max_sync(kFull, k), lane, table + lane * R::kStride,
                           table + part * R::kPartRows * R::kStride + gq * R::kGe,
                           table + 32 * R::kStride};
-      bool bad = false;
-      if (q.kmax == W) {
+      // The branch-free form first where it applies; the general one (one copy of the code)
+      // where it does not, or where a column left larfg's common path (entries near under-
+      // or overflow, a zero subcolumn, NaN): then the matrix again from global memory (still
+      // the input), with LAPACK's scaled path where needed.
+      bool bad = !kFast || q.kmax != W;
+      if (!bad) {
         rows_all<R, W, true>(std::make_integer_sequence<int, W>{}, q, a0, a1, my_tau, bad);
-        if (__any_sync(kFull, bad)) {
-          // A column left larfg's common path (entries near under- or overflow, a zero
-          // subcolumn, NaN): the matrix again, from global memory (still the input), with
-          // LAPACK's scaled path where needed.
+        bad = __any_sync(kFull, bad);
+        if (bad) {
           const Desc<T> again = desc_at(batch, opaque(base));
 #pragma unroll
           for (int c = 0; c < W; ++c) {
@@ -967,11 +972,9 @@ __global__ void __launch_bounds__(RowsDirectCfg<T, W, Aim>::kWarps * 32,
             a1[c] = c < n && lane + 32 < m ? col[lane + 32] : T(0);
           }
           my_tau = 0;
-          rows_all<R, W, false>(std::make_integer_sequence<int, W>{}, q, a0, a1, my_tau, bad);
         }
-      } else {
-        rows_all<R, W, false>(std::make_integer_sequence<int, W>{}, q, a0, a1, my_tau, bad);
       }
+      if (bad) rows_all<R, W, false>(std::make_integer_sequence<int, W>{}, q, a0, a1, my_tau, bad);
     }
     const Desc<T> out = desc_at(batch, opaque(base));
 #pragma unroll
@@ -985,10 +988,10 @@ __global__ void __launch_bounds__(RowsDirectCfg<T, W, Aim>::kWarps * 32,
   }
 }
 
-template <class T, int W, int Aim>
+template <class T, int W, bool kFast>
 void launch_rows_direct_kernel(const DeviceBatch<T>& b, cudaStream_t stream) {
-  using D = RowsDirectCfg<T, W, Aim>;
-  auto kernel = rows_direct_geqrf_kernel<T, W, Aim>;
+  using D = RowsDirectCfg<T, W>;
+  auto kernel = rows_direct_geqrf_kernel<T, W, kFast>;
   const int bytes = D::kWarps * D::kWarpElems * int(sizeof(T));
   int device = 0, sms = 0, per_sm = 0;
   GPUQR_CUDA_CHECK(cudaGetDevice(&device));
@@ -1064,14 +1067,16 @@ int tall_layout() {
   return knob;
 }
 
-/// GPUQR_BATCHED_ROWS_WARPS (read once): 20 gives the FP64 direct rows kernel launch bounds
-/// for 20 resident warps (spilling a little) instead of 16.
-int rows_warps() {
-  static const int w = [] {
-    const char* text = std::getenv("GPUQR_BATCHED_ROWS_WARPS");
-    return text != nullptr && std::strcmp(text, "20") == 0 ? 20 : 16;
+/// GPUQR_BATCHED_ROWS_FAST (read once; tests: set_batched_rows_fast): 1 gives the FP64 direct
+/// rows kernel the branch-free form first (see RowsDirectCfg), else the general form only.
+bool rows_fast() {
+  const int forced = rows_fast_override.load();
+  if (forced >= 0) return forced != 0;
+  static const bool on = [] {
+    const char* text = std::getenv("GPUQR_BATCHED_ROWS_FAST");
+    return text != nullptr && std::strcmp(text, "1") == 0;
   }();
-  return w;
+  return on;
 }
 
 /// The class's kernel. Two lanes per column only where m > 32 (one lane's 32 rows would not
@@ -1093,10 +1098,10 @@ void launch_current(const DeviceBatch<T>& b, int cls, cudaStream_t stream) {
     case 7:
       if (tall_layout() == 3) {
         if constexpr (sizeof(T) == 4) {
-          launch_rows_direct_kernel<T, 16, 20>(b, stream);
+          launch_rows_direct_kernel<T, 16, true>(b, stream);
         } else {
-          if (rows_warps() == 20) launch_rows_direct_kernel<T, 16, 20>(b, stream);
-          else launch_rows_direct_kernel<T, 16, 16>(b, stream);
+          if (rows_fast()) launch_rows_direct_kernel<T, 16, true>(b, stream);
+          else launch_rows_direct_kernel<T, 16, false>(b, stream);
         }
       }
       else if (tall_layout() == 2) launch_rows_kernel<T, 16>(b, stream);

@@ -32,6 +32,7 @@ void set_batched_update(BatchedUpdate) {}
 void set_batched_tall(TallRoute) {}
 void set_batched_tall_variant(int) {}
 void set_batched_small_tall(int) {}
+void set_batched_rows_fast(int) {}
 std::int64_t batched_tall_launches() { return 0; }
 
 GPUQR_INSTANTIATE_BATCHED_KERNELS(float)
