@@ -106,6 +106,18 @@ TEST(GraphCache, SameShapeEntryIsRekeyedForAnUpdate) {
   EXPECT_EQ(cache.find(key_of(6, 500))->exec, handle(2));
 }
 
+TEST(GraphCache, EraseDestroysTheEntry) {
+  Destroyed destroyed;
+  GraphCache cache(4, destroyed.callback());
+  cache.insert(key_of(1, 0), handle(1));
+  cache.insert(key_of(2, 0), handle(2));
+  cache.erase(cache.find(key_of(1, 0)));
+  EXPECT_EQ(cache.size(), 1u);
+  EXPECT_EQ(cache.find(key_of(1, 0)), nullptr);
+  ASSERT_EQ(destroyed.handles.size(), 1u);
+  EXPECT_EQ(destroyed.handles[0], 1u);
+}
+
 TEST(GraphCache, DestroysEveryExecutableOnceAndNeverNull) {
   Destroyed destroyed;
   {

@@ -55,6 +55,15 @@ void GraphCache::rekey(Entry* entry, const GraphKey& key) {
   }
 }
 
+void GraphCache::erase(Entry* entry) {
+  for (auto it = entries_.begin(); it != entries_.end(); ++it) {
+    if (&*it == entry) {
+      drop(it);
+      return;
+    }
+  }
+}
+
 void GraphCache::insert(const GraphKey& key, void* exec) {
   for (auto it = entries_.begin(); it != entries_.end(); ++it) {
     if (it->key == key) {

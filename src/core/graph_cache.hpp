@@ -70,6 +70,8 @@ class GraphCache {
   /// Gives `entry` (from find_same_shape) a new key after its executable was updated; an
   /// entry that already had that key is dropped. Makes it the most recent.
   void rekey(Entry* entry, const GraphKey& key);
+  /// Removes `entry`, destroying its executable.
+  void erase(Entry* entry);
   /// Adds (or replaces) the entry for `key`; evicts the least recent entries beyond the
   /// capacity, destroying their executables.
   void insert(const GraphKey& key, void* exec);

@@ -168,7 +168,9 @@ cudaGraphExec_t executable_for(GraphCache& cache, const GraphKey& key, cudaGraph
       ++cache.counters.updates;
       return exec;
     }
+    // A failed update may leave the executable half-updated: drop it.
     (void)cudaGetLastError();
+    cache.erase(same);
   }
   cudaGraphExec_t exec = nullptr;
   // Node priorities: the look-ahead lane's high stream priority is kept by its kernel nodes.
@@ -179,6 +181,19 @@ cudaGraphExec_t executable_for(GraphCache& cache, const GraphKey& key, cudaGraph
   }
   cache.insert(key, exec);
   return exec;
+}
+
+/// Launches `exec` on the stream. A launch that fails leaves the key to the direct path
+/// (which reports the error again if it is not the graph's).
+bool launch(GraphCache& cache, const GraphKey& key, cudaGraphExec_t exec, ContextImpl& impl) {
+  if (cudaGraphLaunch(exec, impl.stream) != cudaSuccess) {
+    (void)cudaGetLastError();
+    cache.insert(key, nullptr);
+    ++cache.counters.fallbacks;
+    return false;
+  }
+  ++cache.counters.launches;
+  return true;
 }
 
 }  // namespace
@@ -192,17 +207,19 @@ bool cuda_graph_run(ContextImpl& impl, GraphKey call, bool uses_aux,
   GraphKey key = with_lanes(call, impl, aux);
   if (GraphCache::Entry* hit = cache.find(key)) {
     if (hit->exec == nullptr) return false;  // its capture failed before: run directly
-    GPUQR_CUDA_CHECK(cudaGraphLaunch(static_cast<cudaGraphExec_t>(hit->exec), impl.stream));
-    ++cache.counters.launches;
-    return true;
+    // The graph's second-lane nodes are ordered after the main stream's work only; work
+    // still queued on the second lane's own stream (none after our drivers, which join it
+    // back) must come first, as it would in the direct path.
+    if (aux != nullptr) cuda_lane_signal(*aux, impl);
+    return launch(cache, key, static_cast<cudaGraphExec_t>(hit->exec), impl);
   }
 
   // A miss: make what the capture must not create, then capture.
   set_blas_workspace(impl);
   if (aux != nullptr) {
     set_blas_workspace(*aux);
-    // Creates both lanes' events (lane_signal makes them on first use); the waits only order
-    // work that is already ordered.
+    // Creates both lanes' events (lane_signal makes them on first use) before the capture.
+    // The waits also put the second lane's queued work before the graph (see the hit path).
     cuda_lane_signal(impl, *aux);
     cuda_lane_signal(*aux, impl);
   }
@@ -222,9 +239,7 @@ bool cuda_graph_run(ContextImpl& impl, GraphKey call, bool uses_aux,
     return false;
   }
   ++cache.counters.captures;
-  GPUQR_CUDA_CHECK(cudaGraphLaunch(exec, impl.stream));
-  ++cache.counters.launches;
-  return true;
+  return launch(cache, key, exec, impl);
 }
 
 }  // namespace gpuqr::detail
