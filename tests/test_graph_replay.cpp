@@ -106,6 +106,21 @@ TEST(GraphCache, SameShapeEntryIsRekeyedForAnUpdate) {
   EXPECT_EQ(cache.find(key_of(6, 500))->exec, handle(2));
 }
 
+TEST(GraphCache, FailuresAreCountedPerKey) {
+  Destroyed destroyed;
+  GraphCache cache(4, destroyed.callback());
+  EXPECT_EQ(cache.note_failure(key_of(1, 0)), 1);
+  EXPECT_EQ(cache.note_failure(key_of(1, 0)), 2);
+  EXPECT_EQ(cache.find(key_of(1, 0))->exec, nullptr);
+  EXPECT_EQ(cache.find(key_of(1, 0))->failures, 2);
+  // A key that had a graph: the graph goes, the count starts again.
+  cache.insert(key_of(2, 0), handle(2));
+  EXPECT_EQ(cache.note_failure(key_of(2, 0)), 1);
+  ASSERT_EQ(destroyed.handles.size(), 1u);
+  EXPECT_EQ(destroyed.handles[0], 2u);
+  EXPECT_EQ(cache.find_same_shape(key_of(2, 5)), nullptr);  // no executable to update
+}
+
 TEST(GraphCache, EraseDestroysTheEntry) {
   Destroyed destroyed;
   GraphCache cache(4, destroyed.callback());

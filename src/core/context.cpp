@@ -7,6 +7,7 @@
 
 #include "gpuqr/error.hpp"
 #include "src/core/context_impl.hpp"
+#include "src/core/graph_cache.hpp"
 
 namespace gpuqr {
 

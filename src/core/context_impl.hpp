@@ -10,9 +10,11 @@
 #include <vector>
 
 #include "gpuqr/context.hpp"
-#include "src/core/graph_cache.hpp"
 
 namespace gpuqr::detail {
+
+class GraphCache;   // src/core/graph_cache.hpp
+struct GraphKey;
 
 class ContextImpl {
  public:

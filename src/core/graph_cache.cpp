@@ -55,6 +55,14 @@ void GraphCache::rekey(Entry* entry, const GraphKey& key) {
   }
 }
 
+int GraphCache::note_failure(const GraphKey& key) {
+  int failures = 1;
+  if (Entry* e = find(key)) failures = e->exec == nullptr ? e->failures + 1 : 1;
+  insert(key, nullptr);
+  entries_.front().failures = failures;
+  return failures;
+}
+
 void GraphCache::erase(Entry* entry) {
   for (auto it = entries_.begin(); it != entries_.end(); ++it) {
     if (&*it == entry) {

@@ -46,7 +46,7 @@ struct GraphCounters {
 };
 
 /// A bounded map GraphKey -> executable (an opaque handle), least recently used first out.
-/// A null handle marks a key whose capture failed for good ("run it directly").
+/// A null handle marks a key whose capture failed (`failures` times).
 class GraphCache {
  public:
   using Destroy = std::function<void(void*)>;
@@ -60,6 +60,7 @@ class GraphCache {
   struct Entry {
     GraphKey key;
     void* exec = nullptr;
+    int failures = 0;  // failed captures of this key (exec is null)
   };
 
   /// The entry with this exact key (made the most recent), or null.
@@ -70,6 +71,9 @@ class GraphCache {
   /// Gives `entry` (from find_same_shape) a new key after its executable was updated; an
   /// entry that already had that key is dropped. Makes it the most recent.
   void rekey(Entry* entry, const GraphKey& key);
+  /// Records a failed capture of `key` (an entry with a null executable, made the most
+  /// recent; an executable it had is destroyed) and returns how many there were.
+  int note_failure(const GraphKey& key);
   /// Removes `entry`, destroying its executable.
   void erase(Entry* entry);
   /// Adds (or replaces) the entry for `key`; evicts the least recent entries beyond the

@@ -12,6 +12,7 @@
 
 #include "gpuqr/error.hpp"
 #include "src/core/context_impl.hpp"
+#include "src/core/graph_cache.hpp"
 #include "src/cuda/check.hpp"
 
 namespace gpuqr {

@@ -17,14 +17,16 @@
 //   arguments, block sizes, knobs) are constants or part of the key.
 // - no host reads of device data: the public calls' checks that read results (finite
 //   scan, R's diagonal, residual norms) stay outside the captured part.
-// Anything else that fails inside a capture (an unsupported launch, a cuSOLVER call) makes
-// the key run directly from then on; the user's call never fails because of the graph path.
+// Anything else that fails inside a capture (an unsupported launch, a cuSOLVER call) runs
+// the call directly; after kCaptureTries such failures the key runs directly from then on.
+// The user's call never fails because of the graph path.
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
 #include <memory>
 
 #include "src/core/context_impl.hpp"
+#include "src/core/graph_cache.hpp"
 #include "src/cuda/check.hpp"
 
 namespace gpuqr::detail {
@@ -33,6 +35,9 @@ namespace {
 using cuda_detail::DeviceGuard;
 
 constexpr std::size_t kGraphsPerContext = 16;
+/// Failed captures of a key before it runs directly for good (the second try sees what the
+/// direct run between them initialized: kernels loaded, function attributes set).
+constexpr int kCaptureTries = 2;
 
 /// The size of cuBLAS's default workspace pool (cublasSetWorkspace's documentation): 32 MiB
 /// from Hopper (sm_90) on, 4 MiB before.
@@ -188,7 +193,7 @@ cudaGraphExec_t executable_for(GraphCache& cache, const GraphKey& key, cudaGraph
 bool launch(GraphCache& cache, const GraphKey& key, cudaGraphExec_t exec, ContextImpl& impl) {
   if (cudaGraphLaunch(exec, impl.stream) != cudaSuccess) {
     (void)cudaGetLastError();
-    cache.insert(key, nullptr);
+    cache.note_failure(key);
     ++cache.counters.fallbacks;
     return false;
   }
@@ -205,8 +210,11 @@ bool cuda_graph_run(ContextImpl& impl, GraphKey call, bool uses_aux,
   ContextImpl* aux = uses_aux ? &cuda_aux_lane(impl) : nullptr;
   GraphCache& cache = cache_of(impl);
   GraphKey key = with_lanes(call, impl, aux);
-  if (GraphCache::Entry* hit = cache.find(key)) {
-    if (hit->exec == nullptr) return false;  // its capture failed before: run directly
+  GraphCache::Entry* hit = cache.find(key);
+  if (hit != nullptr && hit->exec == nullptr && hit->failures >= kCaptureTries) {
+    return false;  // capture does not work for this call: run it directly
+  }
+  if (hit != nullptr && hit->exec != nullptr) {
     // The graph's second-lane nodes are ordered after the main stream's work only; work
     // still queued on the second lane's own stream (none after our drivers, which join it
     // back) must come first, as it would in the direct path.
@@ -228,14 +236,14 @@ bool cuda_graph_run(ContextImpl& impl, GraphKey call, bool uses_aux,
   const CaptureOutcome outcome = capture(impl, aux, enqueue, graph);
   if (outcome != CaptureOutcome::graph) {
     ++cache.counters.fallbacks;
-    if (outcome == CaptureOutcome::never) cache.insert(key, nullptr);
+    if (outcome == CaptureOutcome::never) cache.note_failure(key);
     return false;
   }
   cudaGraphExec_t exec = executable_for(cache, key, graph);
   (void)cudaGraphDestroy(graph);
   if (exec == nullptr) {
     ++cache.counters.fallbacks;
-    cache.insert(key, nullptr);
+    cache.note_failure(key);
     return false;
   }
   ++cache.counters.captures;

@@ -1,6 +1,7 @@
 // What a build without the CUDA backend links against: every CUDA entry point throws
 // NotCompiled, device queries report none, so a CPU-only build always links and runs.
 #include "src/core/context_impl.hpp"
+#include "src/core/graph_cache.hpp"
 #include "src/core/blocked_kernels.hpp"
 #include "src/core/dense_kernels.hpp"
 #include "src/core/update_kernels.hpp"
