@@ -215,6 +215,16 @@ BaselineRun<T> run_baseline(Operation op, const Inputs<T>& in, const CaseConfig&
   return {};
 }
 
+/// `config` for gpuqr's side with graphs `on` (CUDA): with graphs, a warmup of at least 2,
+/// so that the timed calls are replays (the first call sizes the workspaces and runs
+/// directly, the second is captured).
+CaseConfig with_graphs(const CaseConfig& config, bool on) {
+  CaseConfig mine = config;
+  mine.ctx.set_cuda_graphs(on);
+  if (on && !config.host_data) mine.plan.warmup = std::max(mine.plan.warmup, 2);
+  return mine;
+}
+
 /// GFLOP/s of `flops` done in `ms` milliseconds.
 double gflops(double flops, double ms) { return ms > 0.0 ? flops / (ms * 1e6) : kMissing; }
 
@@ -239,13 +249,22 @@ Row run_case(Operation op, Dim dim, const CaseConfig& config) {
   const char* label = row.op.c_str();
   Inputs<T> in = make_inputs<T>(op, dim, config);
 
-  // gpuqr
+  // gpuqr (with --graph both: graphs off, then on)
   OursRun<T> ours;
+  OursRun<T> ours_graph;
+  const bool cuda = config.ctx.is_cuda();
+  const bool both = cuda && config.graph_both;
   try {
     g_host_data = config.host_data;
     config.ctx.reset_staging_stats();
-    ours = run_ours<T>(op, in, config);
+    const bool graphs = cuda && !both && config.ctx.cuda_graphs() && !config.host_data;
+    if (cuda) row.graph = graphs ? "on" : "off";
+    ours = run_ours<T>(op, in, with_graphs(config, graphs));
     row.time_ms = median(ours.times_ms);
+    if (both && !config.host_data) {
+      ours_graph = run_ours<T>(op, in, with_graphs(config, true));
+      row.graph_time_ms = median(ours_graph.times_ms);
+    }
     if (config.host_data && config.ctx.is_cuda()) {
       const int calls = config.plan.warmup + config.plan.repeat;
       row.transfer_ms = 1e3 * config.ctx.staging_stats().seconds / calls;
@@ -267,6 +286,9 @@ Row run_case(Operation op, Dim dim, const CaseConfig& config) {
       row.baseline_time_ms = median(base.times_ms);
       row.baseline_gflops = gflops(flops, row.baseline_time_ms);
       if (!std::isnan(row.time_ms)) row.speedup = row.baseline_time_ms / row.time_ms;
+      if (!std::isnan(row.graph_time_ms)) {
+        row.graph_speedup = row.baseline_time_ms / row.graph_time_ms;
+      }
       have_base = true;
     } catch (const std::exception& e) {
       std::fprintf(stderr, "warning: baseline %s %s %lldx%lld (%s): %s\n",
@@ -284,6 +306,18 @@ Row run_case(Operation op, Dim dim, const CaseConfig& config) {
     const Accuracy acc = check_outputs<T>(op, in, ours.out, ours.tau);
     row.error = acc.error;
     row.orth = acc.orth;
+    if (!std::isnan(row.graph_time_ms)) {
+      // The graph run's outputs pass the same bounds, or the case fails (reported apart).
+      const Accuracy gacc = check_outputs<T>(op, in, ours_graph.out, ours_graph.tau);
+      const bool has_orth = op == Operation::geqrf || op == Operation::orgqr;
+      if (!(gacc.error < config.tolerance) || (has_orth && !(gacc.orth < config.tolerance))) {
+        std::fprintf(stderr, "error: %s %lldx%lld (%s) with graphs: error %g, orth %g\n", label,
+                     static_cast<long long>(dim.m), static_cast<long long>(dim.n),
+                     row.precision.c_str(), gacc.error, gacc.orth);
+        row.error = std::max(row.error, gacc.error);
+        row.orth = has_orth ? std::max(row.orth, gacc.orth) : row.orth;
+      }
+    }
     if (have_base) {
       const Accuracy bacc = check_outputs<T>(op, in, base.out, base.tau);
       row.baseline_error = bacc.error;

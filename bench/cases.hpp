@@ -21,6 +21,7 @@ struct CaseConfig {
   std::uint64_t seed = 42;
   std::int64_t nrhs = 1;
   bool host_data = false;           // gpuqr's matrices on the host (staged on CUDA)
+  bool graph_both = false;          // time gpuqr with graphs off, then on (--graph both)
 };
 
 /// Runs `op` on an m x n input in precision T ('d': double, 's': float). Exceptions of

@@ -2,6 +2,7 @@
 // inputs, checks the accuracy of both, prints one aligned line per case and exits with the
 // number of failed cases (capped at 255). See bench/README.md.
 #include <algorithm>
+#include <cstdlib>
 #include <cstdio>
 #include <fstream>
 #include <memory>
@@ -64,10 +65,20 @@ std::vector<Target> make_targets(const Options& opt) {
     t.config.seed = opt.seed;
     t.config.nrhs = opt.nrhs;
     t.config.host_data = opt.host_data;
+    if (opt.graph == "on" || opt.graph == "off") t.config.ctx.set_cuda_graphs(opt.graph == "on");
+    t.config.graph_both = opt.graph == "both";
     t.dims = opt.dims.empty() ? default_dims(backend) : opt.dims;
     std::printf("backend  %s: %s\n", to_string(backend), t.config.device.c_str());
     std::printf("baseline %s: %s\n", t.baseline ? t.baseline->name().c_str() : "none",
                 t.baseline ? t.baseline->describe().c_str() : "-");
+    if (backend == Backend::cuda) {
+      const char* env = std::getenv("GPUQR_GRAPH");
+      std::printf("graphs   %s (--graph %s, GPUQR_GRAPH=%s)%s\n",
+                  t.config.graph_both ? "off and on (graph_ms)"
+                                      : (t.config.ctx.cuda_graphs() ? "on" : "off"),
+                  opt.graph.c_str(), env != nullptr ? env : "unset",
+                  opt.host_data ? "; host data never replays graphs" : "");
+    }
     targets.push_back(std::move(t));
   }
   return targets;

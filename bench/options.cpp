@@ -197,6 +197,12 @@ Options parse_options(int argc, char** argv) {
       opt.check_finite = false;
     } else if (arg == "--host-data") {
       opt.host_data = true;
+    } else if (arg == "--graph") {
+      opt.graph = next();
+      if (opt.graph != "off" && opt.graph != "on" && opt.graph != "both" &&
+          opt.graph != "default") {
+        throw UsageError("--graph: '" + opt.graph + "' (expected off, on, both or default)");
+      }
     } else {
       throw UsageError("unknown option '" + arg + "'");
     }
@@ -240,6 +246,11 @@ std::string usage_text() {
       "  --no-finite-check  turn off gpuqr's NaN/Inf input scan (Context::set_check_finite)\n"
       "  --host-data        give gpuqr host matrices (on CUDA they are staged through the\n"
       "                     device: time_ms includes the copies, transfer_ms is their part)\n"
+      "  --graph MODE       CUDA graph replay of gpuqr's calls: off, on, both (time_ms with\n"
+      "                     graphs off, graph_ms and g_speedup with them on, in one run) or\n"
+      "                     default (the context's: on when GPUQR_GRAPH=1). With graphs on\n"
+      "                     the warmup is at least 2 (one call sizes the workspaces, the next\n"
+      "                     captures), so timed calls are replays\n"
       "  -h, --help         this text\n";
 }
 

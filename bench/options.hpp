@@ -44,6 +44,10 @@ struct Options {
   std::uint64_t seed = 42;          // base seed of the random inputs
   bool check_finite = true;         // gpuqr's NaN/Inf input scan (Context::set_check_finite)
   bool host_data = false;           // --host-data: gpuqr gets host matrices (staged on CUDA)
+  /// --graph: CUDA graph replay of gpuqr's calls (Context::cuda_graphs): "default" (the
+  /// context's default: GPUQR_GRAPH=1 turns it on), "off", "on", or "both" (each case timed
+  /// with graphs off, then on; time_ms is off, graph_ms on).
+  std::string graph = "default";
   bool help = false;
 };
 

@@ -8,7 +8,8 @@ namespace {
 
 // Column layout shared by the header and the rows.
 constexpr const char* kFormat =
-    "%-6s %7s %7s %5s %4s %-7s %10s %9s  %-8s %10s %9s %8s  %9s %9s %9s %9s  %s\n";
+    "%-6s %7s %7s %5s %4s %-7s %5s %10s %9s  %-8s %10s %9s %8s %10s %9s  %9s %9s %9s %9s  "
+    "%s\n";
 
 }  // namespace
 
@@ -27,22 +28,24 @@ std::string json_number(double value) {
 }
 
 void print_header(std::FILE* out) {
-  std::fprintf(out, kFormat, "op", "m", "n", "nrhs", "prec", "backend", "time_ms", "gflops",
-               "baseline", "base_ms", "base_gf", "speedup", "error", "orth", "base_err",
-               "base_orth", "status");
-  std::fprintf(out, kFormat, "------", "-------", "-------", "-----", "----", "-------",
+  std::fprintf(out, kFormat, "op", "m", "n", "nrhs", "prec", "backend", "graph", "time_ms",
+               "gflops", "baseline", "base_ms", "base_gf", "speedup", "graph_ms", "g_speedup",
+               "error", "orth", "base_err", "base_orth", "status");
+  std::fprintf(out, kFormat, "------", "-------", "-------", "-----", "----", "-------", "-----",
                "----------", "---------", "--------", "----------", "---------", "--------",
-               "---------", "---------", "---------", "---------", "------");
+               "----------", "---------", "---------", "---------", "---------", "---------",
+               "------");
 }
 
 void print_row(std::FILE* out, const Row& r) {
   const std::string nrhs = r.nrhs > 0 ? std::to_string(r.nrhs) : "-";
   std::fprintf(out, kFormat, r.op.c_str(), std::to_string(r.m).c_str(),
                std::to_string(r.n).c_str(), nrhs.c_str(), r.precision.c_str(),
-               r.backend.c_str(), fmt(r.time_ms, "%.3f").c_str(), fmt(r.gflops, "%.2f").c_str(),
-               r.baseline.empty() ? "-" : r.baseline.c_str(),
+               r.backend.c_str(), r.graph.c_str(), fmt(r.time_ms, "%.3f").c_str(),
+               fmt(r.gflops, "%.2f").c_str(), r.baseline.empty() ? "-" : r.baseline.c_str(),
                fmt(r.baseline_time_ms, "%.3f").c_str(), fmt(r.baseline_gflops, "%.2f").c_str(),
-               fmt(r.speedup, "%.2f").c_str(), fmt(r.error, "%.3g").c_str(),
+               fmt(r.speedup, "%.2f").c_str(), fmt(r.graph_time_ms, "%.3f").c_str(),
+               fmt(r.graph_speedup, "%.2f").c_str(), fmt(r.error, "%.3g").c_str(),
                fmt(r.orth, "%.3g").c_str(), fmt(r.baseline_error, "%.3g").c_str(),
                fmt(r.baseline_orth, "%.3g").c_str(), r.status.c_str());
   std::fflush(out);
@@ -91,6 +94,9 @@ std::string to_json(const Row& r) {
   s += ",\"baseline_error\":" + json_number(r.baseline_error);
   s += ",\"baseline_orth\":" + json_number(r.baseline_orth);
   s += ",\"transfer_ms\":" + json_number(r.transfer_ms);
+  s += ",\"graph\":" + json_string(r.graph);
+  s += ",\"graph_time_ms\":" + json_number(r.graph_time_ms);
+  s += ",\"graph_speedup\":" + json_number(r.graph_speedup);
   s += ",\"status\":" + json_string(r.status);
   return s + "}";
 }

@@ -31,6 +31,9 @@ struct Row {
   double baseline_error = kMissing;
   double baseline_orth = kMissing;
   double transfer_ms = kMissing;    // --host-data on CUDA: staging copies per call (in time_ms)
+  std::string graph = "-";          // CUDA graph replay in time_ms: "off", "on" ("-" on the CPU)
+  double graph_time_ms = kMissing;  // --graph both: gpuqr with graphs on, median
+  double graph_speedup = kMissing;  // baseline time / graph_time_ms
   std::string status;               // "pass", "FAIL", "error", "nocheck" or "skip"
 };
 

@@ -88,6 +88,11 @@ void larfb_trmm_mode(int mode);
 enum class LarftMerge { gemm = 0, trmm = 1, kernel = 2 };
 /// -1 = default (GPUQR_LARFT_MERGE, else by V's height), else a LarftMerge's value (tests).
 void larft_merge_mode(int mode);
+/// The overrides above (larfb_trmm_mode, larft_merge_mode, panel_qr_single_block,
+/// panel_qr_ah_mode, panel_qr_ah_warp_mode) as one number: they change which kernels a call
+/// enqueues, so a graph's key holds it. The environment knobs are read once per process and
+/// need no key.
+std::int64_t knob_signature();
 /// The AH panel alone (tests): enqueues it, waits, and says whether it factored the panel
 /// (outputs as panel_qr's) or left everything unchanged for the Householder kernel.
 template <class T>

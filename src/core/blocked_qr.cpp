@@ -77,9 +77,7 @@ Buffers<T> carve(const Context& ctx, std::int64_t ldv, std::int64_t n, BlockSize
 /// the context's second lane on CUDA, the main lane when GPUQR_LOOKAHEAD=0 (measurements) or
 /// on the CPU.
 ContextImpl& second_lane(const Context& ctx) {
-  const char* text = std::getenv("GPUQR_LOOKAHEAD");
-  const bool off = text != nullptr && std::string(text) == "0";
-  return ctx.is_cuda() && !off ? aux_lane(ctx) : ctx.impl();
+  return lookahead_on(ctx) ? aux_lane(ctx) : ctx.impl();
 }
 
 template <class T>
@@ -95,6 +93,12 @@ MatrixView<T> piece(MatrixView<T> scratch, std::int64_t rows, std::int64_t cols)
 }
 
 }  // namespace
+
+bool lookahead_on(const Context& ctx) {
+  const char* text = std::getenv("GPUQR_LOOKAHEAD");
+  const bool off = text != nullptr && std::string(text) == "0";
+  return ctx.is_cuda() && !off;
+}
 
 BlockSizes choose_block_sizes(const Context& ctx, std::int64_t m, std::int64_t n,
                               int elem_bytes, BlockSizes requested) {

@@ -20,6 +20,10 @@ struct BlockSizes {
 BlockSizes choose_block_sizes(const Context& ctx, std::int64_t m, std::int64_t n,
                               int elem_bytes, BlockSizes requested = {});
 
+/// Whether the drivers put look-ahead work on the context's second lane: CUDA, unless
+/// GPUQR_LOOKAHEAD=0 (measurements; read at every call).
+bool lookahead_on(const Context& ctx);
+
 /// geqrf by the blocked algorithm; arguments already checked (as geqrf's).
 template <class T>
 void blocked_geqrf(const Context& ctx, MatrixView<T> a, VectorView<T> tau,

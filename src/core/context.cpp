@@ -2,8 +2,12 @@
 
 #include <cblas.h>
 
+#include <cstdlib>
+#include <string>
+
 #include "gpuqr/error.hpp"
 #include "src/core/context_impl.hpp"
+#include "src/core/graph_cache.hpp"
 
 namespace gpuqr {
 
@@ -21,6 +25,14 @@ std::vector<DeviceInfo> cuda_devices() noexcept { return detail::cuda_device_lis
 std::string cuda_unavailable_reason() { return detail::cuda_unavailable_reason_impl(); }
 
 namespace detail {
+bool cuda_graphs_default() noexcept {
+  static const bool on = [] {
+    const char* text = std::getenv("GPUQR_GRAPH");
+    return text != nullptr && std::string(text) == "1";
+  }();
+  return on;
+}
+
 ContextImpl::~ContextImpl() {
   if (backend == Backend::cuda) cuda_release_context(*this);
 }
@@ -36,6 +48,7 @@ Context Context::cuda(int device, CudaStream stream) {
   auto impl = std::make_shared<detail::ContextImpl>();
   detail::cuda_init_context(*impl, device, stream);  // throws NotCompiled / CudaError
   impl->backend = Backend::cuda;
+  impl->graphs = detail::cuda_graphs_default();
   return Context(std::move(impl));
 }
 
@@ -62,6 +75,20 @@ int Context::device() const noexcept { return impl_->device; }
 CudaStream Context::stream() const noexcept { return impl_->stream; }
 bool Context::check_finite() const noexcept { return impl_->check_finite; }
 void Context::set_check_finite(bool on) noexcept { impl_->check_finite = on; }
+bool Context::cuda_graphs() const noexcept { return impl_->graphs; }
+void Context::set_cuda_graphs(bool on) noexcept { impl_->graphs = on; }
+
+Context::GraphStats Context::graph_stats() const noexcept {
+  GraphStats stats;
+  if (const detail::GraphCache* cache = impl_->graph_cache.get()) {
+    stats.launches = cache->counters.launches;
+    stats.captures = cache->counters.captures;
+    stats.updates = cache->counters.updates;
+    stats.fallbacks = cache->counters.fallbacks;
+    stats.cached = static_cast<std::int64_t>(cache->size());
+  }
+  return stats;
+}
 
 Context::StagingStats Context::staging_stats() const noexcept {
   return {impl_->staging_bytes, impl_->staging_seconds};

@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -11,6 +12,9 @@
 #include "gpuqr/context.hpp"
 
 namespace gpuqr::detail {
+
+class GraphCache;   // src/core/graph_cache.hpp
+struct GraphKey;
 
 class ContextImpl {
  public:
@@ -53,6 +57,22 @@ class ContextImpl {
   std::vector<double> host_workspace;
   // Grown on demand by cuda_workspace(); owned here, freed by cuda_release_context().
   void* scratch = nullptr;  // a small device buffer for results read back (info, norms)
+
+  /// CUDA graph replay of the dense calls (Context::set_cuda_graphs; src/cuda/graph_replay.cu).
+  bool graphs = false;
+  /// True while this lane's stream is being captured: cuda_workspace must not grow a buffer
+  /// then (a synchronization and a cudaMalloc) and throws GraphCaptureAbort instead.
+  bool capturing = false;
+  std::unique_ptr<GraphCache> graph_cache;  // created on first use
+  /// The cuBLAS workspace set on this lane's handle before its first capture, so that cuBLAS
+  /// allocates nothing inside a graph (cublasSetWorkspace); freed with the context.
+  void* blas_workspace = nullptr;
+};
+
+/// Thrown inside a stream capture by what cannot be captured (a workspace that would have to
+/// grow): the graph path abandons the capture and runs the call directly.
+struct GraphCaptureAbort {
+  const char* what;
 };
 
 // Implemented by the CUDA backend (src/cuda/context.cu) or the stubs (src/stubs/).
@@ -70,6 +90,17 @@ ContextImpl& cuda_aux_lane(ContextImpl& impl);
 /// Work enqueued later on `to` waits for all work enqueued so far on `from`.
 void cuda_lane_signal(ContextImpl& from, ContextImpl& to);
 std::string cuda_unavailable_reason_impl();
+/// The graph path (src/cuda/graph_replay.cu): replays the graph cached for `key` (the call's
+/// own values; the context's streams and workspace addresses are added here), or captures
+/// `enqueue` into a new one (an update of a graph of the same shape where one exists),
+/// instantiates and launches it. `uses_aux`: the work also runs on the second lane (which
+/// joins the capture through lane_signal's events). False when nothing was enqueued and the
+/// caller must run `enqueue` itself: the capture failed, the stream is already capturing or
+/// cannot be, or the build synchronizes after every launch (GPUQR_DEBUG_SYNC).
+bool cuda_graph_run(ContextImpl& impl, GraphKey key, bool uses_aux,
+                    const std::function<void()>& enqueue);
+/// The default of Context::cuda_graphs: GPUQR_GRAPH=1 in the environment (read once).
+bool cuda_graphs_default() noexcept;
 void* cuda_malloc(std::size_t bytes, int device);
 void cuda_free(void* p, int device) noexcept;
 /// Free bytes of device memory now (cudaMemGetInfo).

@@ -8,6 +8,7 @@
 
 #include "src/core/blocked_qr.hpp"
 #include "src/core/dense_drivers.hpp"
+#include "src/core/dense_replay.hpp"
 #include "src/core/dense_kernels.hpp"
 #include "src/core/dispatch.hpp"
 #include "src/core/staging.hpp"
@@ -78,36 +79,32 @@ using detail::StagedMatrix;
 using detail::StagedVector;
 
 // Each function below first stages host arguments of a CUDA call (src/core/staging.hpp):
-// device copies in, the call on them, outputs copied back only when it succeeded.
+// device copies in, the call on them, outputs copied back only when it succeeded. The staged
+// calls never replay graphs (Context::cuda_graphs): their device copies are new at every
+// call, so each would be a capture. `Replay` says which path a call on views in the
+// context's memory may take.
+
+namespace {
+enum class Replay { off, allowed };
 
 template <class T>
-void geqrf(const Context& ctx, MatrixView<T> a, VectorView<T> tau) {
-  if (host_on_cuda(ctx, a) || host_on_cuda(ctx, tau)) {
-    const StagedMatrix<T> sa(ctx, a);
-    const StagedVector<T> st(ctx, tau);
-    geqrf<T>(ctx, sa.view(), st.view());
-    sa.copy_back();
-    st.copy_back();
-    return;
-  }
+void geqrf_in_place(const Context& ctx, MatrixView<T> a, VectorView<T> tau, Replay replay) {
   check_view(ctx, a, "A", "geqrf");
   check_view(ctx, tau, "tau", "geqrf");
   const std::int64_t k = std::min(a.rows(), a.cols());
   GPUQR_CHECK_ARG(tau.size() >= k, "geqrf: tau needs min(m, n) = " + std::to_string(k) +
                                        " entries, has " + std::to_string(tau.size()));
   detail::check_finite<T>(ctx, a, "A", "geqrf");
-  detail::run_geqrf<T>(ctx, a, tau);
+  if (replay == Replay::allowed) {
+    detail::replay_geqrf<T>(ctx, a, tau);
+  } else {
+    detail::run_geqrf<T>(ctx, a, tau);
+  }
 }
 
 template <class T>
-void orgqr(const Context& ctx, std::int64_t k, MatrixView<T> a, VectorView<const T> tau) {
-  if (host_on_cuda(ctx, a) || host_on_cuda(ctx, tau)) {
-    const StagedMatrix<T> sa(ctx, a);
-    const StagedVector<const T> st(ctx, tau);
-    orgqr<T>(ctx, k, sa.view(), st.view());
-    sa.copy_back();
-    return;
-  }
+void orgqr_in_place(const Context& ctx, std::int64_t k, MatrixView<T> a, VectorView<const T> tau,
+                    Replay replay) {
   check_view(ctx, a, "A", "orgqr");
   check_view(ctx, tau, "tau", "orgqr");
   GPUQR_CHECK_ARG(a.rows() >= a.cols(), "orgqr: A is " + shape(a.rows(), a.cols()) +
@@ -117,20 +114,16 @@ void orgqr(const Context& ctx, std::int64_t k, MatrixView<T> a, VectorView<const
                       std::to_string(a.cols()) + " columns; need 0 <= k <= n");
   GPUQR_CHECK_ARG(tau.size() >= k, "orgqr: tau has " + std::to_string(tau.size()) +
                                        " entries for k = " + std::to_string(k));
-  detail::run_orgqr<T>(ctx, k, a, tau);
+  if (replay == Replay::allowed) {
+    detail::replay_orgqr<T>(ctx, k, a, tau);
+  } else {
+    detail::run_orgqr<T>(ctx, k, a, tau);
+  }
 }
 
 template <class T>
-void ormqr(const Context& ctx, Side side, Op op, MatrixView<const T> a, VectorView<const T> tau,
-           MatrixView<T> c) {
-  if (host_on_cuda(ctx, a) || host_on_cuda(ctx, tau) || host_on_cuda(ctx, c)) {
-    const StagedMatrix<const T> sa(ctx, a);
-    const StagedVector<const T> st(ctx, tau);
-    const StagedMatrix<T> sc(ctx, c);
-    ormqr<T>(ctx, side, op, sa.view(), st.view(), sc.view());
-    sc.copy_back();
-    return;
-  }
+void ormqr_in_place(const Context& ctx, Side side, Op op, MatrixView<const T> a,
+                    VectorView<const T> tau, MatrixView<T> c, Replay replay) {
   check_view(ctx, a, "A", "ormqr");
   check_view(ctx, tau, "tau", "ormqr");
   check_view(ctx, c, "C", "ormqr");
@@ -144,7 +137,52 @@ void ormqr(const Context& ctx, Side side, Op op, MatrixView<const T> a, VectorVi
   GPUQR_CHECK_ARG(tau.size() >= a.cols(), "ormqr: tau has " + std::to_string(tau.size()) +
                                               " entries for " + std::to_string(a.cols()) +
                                               " reflectors");
-  detail::run_ormqr<T>(ctx, side, op, a, tau, c);
+  if (replay == Replay::allowed) {
+    detail::replay_ormqr<T>(ctx, side, op, a, tau, c);
+  } else {
+    detail::run_ormqr<T>(ctx, side, op, a, tau, c);
+  }
+}
+
+}  // namespace
+
+template <class T>
+void geqrf(const Context& ctx, MatrixView<T> a, VectorView<T> tau) {
+  if (host_on_cuda(ctx, a) || host_on_cuda(ctx, tau)) {
+    const StagedMatrix<T> sa(ctx, a);
+    const StagedVector<T> st(ctx, tau);
+    geqrf_in_place<T>(ctx, sa.view(), st.view(), Replay::off);
+    sa.copy_back();
+    st.copy_back();
+    return;
+  }
+  geqrf_in_place<T>(ctx, a, tau, Replay::allowed);
+}
+
+template <class T>
+void orgqr(const Context& ctx, std::int64_t k, MatrixView<T> a, VectorView<const T> tau) {
+  if (host_on_cuda(ctx, a) || host_on_cuda(ctx, tau)) {
+    const StagedMatrix<T> sa(ctx, a);
+    const StagedVector<const T> st(ctx, tau);
+    orgqr_in_place<T>(ctx, k, sa.view(), st.view(), Replay::off);
+    sa.copy_back();
+    return;
+  }
+  orgqr_in_place<T>(ctx, k, a, tau, Replay::allowed);
+}
+
+template <class T>
+void ormqr(const Context& ctx, Side side, Op op, MatrixView<const T> a, VectorView<const T> tau,
+           MatrixView<T> c) {
+  if (host_on_cuda(ctx, a) || host_on_cuda(ctx, tau) || host_on_cuda(ctx, c)) {
+    const StagedMatrix<const T> sa(ctx, a);
+    const StagedVector<const T> st(ctx, tau);
+    const StagedMatrix<T> sc(ctx, c);
+    ormqr_in_place<T>(ctx, side, op, sa.view(), st.view(), sc.view(), Replay::off);
+    sc.copy_back();
+    return;
+  }
+  ormqr_in_place<T>(ctx, side, op, a, tau, c, Replay::allowed);
 }
 
 template <class T>
@@ -176,12 +214,19 @@ TriangularInfo trtrs(const Context& ctx, Uplo uplo, Op op, Diag diag, MatrixView
 
 namespace detail {
 
+namespace {
+
+/// solve_factored; `replay`: Q^T B by replay_ormqr (gels on views in the context's memory).
 template <class T>
-LstsqInfo solve_factored(const Context& ctx, MatrixView<const T> qr, VectorView<const T> tau,
-                         MatrixView<T> b) {
+LstsqInfo solve_factored_with(const Context& ctx, MatrixView<const T> qr,
+                              VectorView<const T> tau, MatrixView<T> b, bool replay) {
   const std::int64_t n = qr.cols();
   LstsqInfo info;
-  run_ormqr<T>(ctx, Side::left, Op::trans, qr, tau, b);
+  if (replay) {
+    replay_ormqr<T>(ctx, Side::left, Op::trans, qr, tau, b);
+  } else {
+    run_ormqr<T>(ctx, Side::left, Op::trans, qr, tau, b);
+  }
   const auto [rcond, zero_at] =
       diagonal_summary(GPUQR_DISPATCH(ctx, abs_diagonal, qr.block(0, 0, n, n)));
   info.rcond_estimate = rcond;
@@ -195,18 +240,23 @@ LstsqInfo solve_factored(const Context& ctx, MatrixView<const T> qr, VectorView<
   return info;
 }
 
-}  // namespace detail
+}  // namespace
 
 template <class T>
-LstsqInfo gels(const Context& ctx, MatrixView<T> a, MatrixView<T> b) {
-  if (host_on_cuda(ctx, a) || host_on_cuda(ctx, b)) {
-    const StagedMatrix<T> sa(ctx, a);
-    const StagedMatrix<T> sb(ctx, b);
-    const LstsqInfo info = gels<T>(ctx, sa.view(), sb.view());
-    sa.copy_back();
-    sb.copy_back();
-    return info;
-  }
+LstsqInfo solve_factored(const Context& ctx, MatrixView<const T> qr, VectorView<const T> tau,
+                         MatrixView<T> b) {
+  return solve_factored_with<T>(ctx, qr, tau, b, false);
+}
+
+}  // namespace detail
+
+namespace {
+
+/// gels on views in the context's memory. With `replay`, its geqrf and ormqr steps may replay
+/// graphs; the checks that read results on the host (R's diagonal, the residual norms) and
+/// the triangular solve that depends on them run directly.
+template <class T>
+LstsqInfo gels_in_place(const Context& ctx, MatrixView<T> a, MatrixView<T> b, Replay replay) {
   check_view(ctx, a, "A", "gels");
   check_view(ctx, b, "B", "gels");
   GPUQR_CHECK_ARG(a.rows() >= a.cols(), "gels: A is " + shape(a.rows(), a.cols()) +
@@ -229,8 +279,27 @@ LstsqInfo gels(const Context& ctx, MatrixView<T> a, MatrixView<T> b) {
     tau_data = host_tau.data();
   }
   VectorView<T> tau_view(tau_data, a.cols(), detail::space_of(ctx), ctx.device());
-  detail::run_geqrf<T>(ctx, a, tau_view);
-  return detail::solve_factored<T>(ctx, a, tau_view, b);
+  if (replay == Replay::allowed) {
+    detail::replay_geqrf<T>(ctx, a, tau_view);
+  } else {
+    detail::run_geqrf<T>(ctx, a, tau_view);
+  }
+  return detail::solve_factored_with<T>(ctx, a, tau_view, b, replay == Replay::allowed);
+}
+
+}  // namespace
+
+template <class T>
+LstsqInfo gels(const Context& ctx, MatrixView<T> a, MatrixView<T> b) {
+  if (host_on_cuda(ctx, a) || host_on_cuda(ctx, b)) {
+    const StagedMatrix<T> sa(ctx, a);
+    const StagedMatrix<T> sb(ctx, b);
+    const LstsqInfo info = gels_in_place<T>(ctx, sa.view(), sb.view(), Replay::off);
+    sa.copy_back();
+    sb.copy_back();
+    return info;
+  }
+  return gels_in_place<T>(ctx, a, b, Replay::allowed);
 }
 
 #define GPUQR_INSTANTIATE_DENSE_API(T)                                                        \

@@ -494,6 +494,15 @@ void larft_known_diagonal(detail::ContextImpl& ctx, MatrixView<const T> v,
 void larfb_trmm_mode(int mode) { trmm_override.store(mode); }
 void larft_merge_mode(int mode) { merge_override.store(mode); }
 
+std::int64_t knob_signature() {
+  // Each override is -1..2: one byte each after adding 1.
+  const int values[] = {trmm_override.load(), merge_override.load(), panel_qr_single_override(),
+                        panel_qr_ah_override(), panel_qr_ah_warp_override()};
+  std::int64_t signature = 0;
+  for (const int v : values) signature = signature * 256 + (v + 1);
+  return signature;
+}
+
 template <class T>
 void larfb(detail::ContextImpl& ctx, Side side, Op op, MatrixView<const T> v,
            MatrixView<const T> t, MatrixView<T> c, MatrixView<T> work) {

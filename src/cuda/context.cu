@@ -12,6 +12,7 @@
 
 #include "gpuqr/error.hpp"
 #include "src/core/context_impl.hpp"
+#include "src/core/graph_cache.hpp"
 #include "src/cuda/check.hpp"
 
 namespace gpuqr {
@@ -164,6 +165,7 @@ void cuda_release_context(ContextImpl& impl) noexcept {
   if (impl.stream != nullptr) (void)cudaStreamSynchronize(impl.stream);
   // The aux lane's work may read this lane's buffers (the driver's V): let it finish first.
   if (impl.aux && impl.aux->stream != nullptr) (void)cudaStreamSynchronize(impl.aux->stream);
+  impl.graph_cache.reset();  // the graphs reference the workspaces freed below
   if (impl.cusolver != nullptr) {
     (void)cusolverDnDestroy(static_cast<cusolverDnHandle_t>(impl.cusolver));
     impl.cusolver = nullptr;
@@ -171,6 +173,10 @@ void cuda_release_context(ContextImpl& impl) noexcept {
   if (impl.cublas != nullptr) {
     (void)cublasDestroy(static_cast<cublasHandle_t>(impl.cublas));
     impl.cublas = nullptr;
+  }
+  if (impl.blas_workspace != nullptr) {  // set on the handle, so freed after it
+    (void)cudaFree(impl.blas_workspace);
+    impl.blas_workspace = nullptr;
   }
   for (int slot = 0; slot < ContextImpl::kWorkspaces; ++slot) {
     if (impl.workspace[slot] != nullptr) {
@@ -242,6 +248,9 @@ void* cuda_workspace(ContextImpl& impl, std::size_t bytes, int slot) {
   if (bytes <= size && (buffer != nullptr || bytes == 0)) {
     return buffer;
   }
+  // Inside a graph capture the synchronization and allocation below are illegal: the graph
+  // path abandons the capture and runs the call directly, which grows the buffer.
+  if (impl.capturing) throw GraphCaptureAbort{"a workspace has to grow"};
   DeviceGuard guard(impl.device);
   // Work already queued on the stream (the previous cuSOLVER call, say) may still read or
   // write the old buffer. Freeing it now could hand its memory to the new allocation, or to

@@ -48,6 +48,11 @@ template <class T>
 int* panel_qr_ah(detail::ContextImpl& ctx, MatrixView<T> panel, VectorView<T> tau,
                  MatrixView<T> v, MatrixView<T> t, T* workspace);
 std::int64_t panel_qr_ah_workspace_elems();
+/// The values set by panel_qr_single_block, panel_qr_ah_mode and panel_qr_ah_warp_mode (-1:
+/// none), for knob_signature.
+int panel_qr_single_override();
+int panel_qr_ah_override();
+int panel_qr_ah_warp_override();
 /// 0 when the AH panel is off (GPUQR_PANEL_AH=0, or panel_qr_ah_mode(0)), else the fewest
 /// rows a panel of elem_bytes entries needs to take it (GPUQR_PANEL_AH_MIN_ROWS, or the
 /// measured default: below it the single-block kernel is faster).

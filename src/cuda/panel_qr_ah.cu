@@ -300,6 +300,8 @@ void panel_qr_ah_trace_clocks(long long* out) {
 void panel_qr_ah_mode(int mode) { mode_override.store(mode); }
 
 void panel_qr_ah_warp_mode(int mode) { warp_override.store(mode); }
+int panel_qr_ah_override() { return mode_override.load(); }
+int panel_qr_ah_warp_override() { return warp_override.load(); }
 
 std::int64_t panel_qr_ah_min_rows(int elem_bytes) {
   const int mode = mode_override.load();

@@ -355,6 +355,7 @@ bool enabled() {
 }  // namespace
 
 void panel_qr_single_block(int mode) { mode_override.store(mode); }
+int panel_qr_single_override() { return mode_override.load(); }
 
 std::int64_t panel_qr_single_rows(int elem_bytes) {
   if (!enabled()) return 0;

@@ -1,6 +1,7 @@
 // What a build without the CUDA backend links against: every CUDA entry point throws
 // NotCompiled, device queries report none, so a CPU-only build always links and runs.
 #include "src/core/context_impl.hpp"
+#include "src/core/graph_cache.hpp"
 #include "src/core/blocked_kernels.hpp"
 #include "src/core/dense_kernels.hpp"
 #include "src/core/update_kernels.hpp"
@@ -20,6 +21,7 @@ std::string cuda_describe(const ContextImpl&) { return "cuda (not compiled)"; }
 std::vector<DeviceInfo> cuda_device_list() noexcept { return {}; }
 ContextImpl& cuda_aux_lane(ContextImpl&) { not_compiled("cuda aux lane"); }
 void cuda_lane_signal(ContextImpl&, ContextImpl&) { not_compiled("cuda lane signal"); }
+bool cuda_graph_run(ContextImpl&, GraphKey, bool, const std::function<void()>&) { return false; }
 std::string cuda_unavailable_reason_impl() {
   return "this gpuqr was built without the CUDA backend";
 }
@@ -85,6 +87,7 @@ void panel_qr_ah_trace_clocks(long long* out) {
 }
 void larfb_trmm_mode(int) {}
 void larft_merge_mode(int) {}
+std::int64_t knob_signature() { return 0; }
 template <class T>
 bool panel_qr_ah_only(detail::ContextImpl&, MatrixView<T>, VectorView<T>, MatrixView<T>,
                       MatrixView<T>) {
