@@ -115,7 +115,13 @@ struct StridedCase {
 /// Each case's strided batch on `gpu` and on the CPU twin: padding untouched, factors within
 /// the twin bound.
 template <class T>
-void check_strided_cases(const Context& gpu, const std::vector<StridedCase>& cases) {
+void check_strided_cases(const Context& gpu, const std::vector<StridedCase>& cases,
+                         bool with_specials = false) {
+    const Special specials[] = {Special::tiny, Special::huge, Special::zero_subcolumn,
+                                Special::zero_column, Special::zero};
+    auto special_of = [&](std::int64_t q) {
+      return with_specials && q % 37 == 5 ? specials[(q / 37) % 5] : Special::none;
+    };
     const Context cpu = Context::cpu();
     const Context& ctx_ = gpu;
     auto ctx = [&]() -> const Context& { return ctx_; };
@@ -126,7 +132,7 @@ void check_strided_cases(const Context& gpu, const std::vector<StridedCase>& cas
       HostBatch<T> host;
       host.shapes.assign(static_cast<std::size_t>(c.count), BShape{c.m, c.n});
       for (std::int64_t q = 0; q < c.count; ++q)
-        host.mats.push_back(tile<T>(c.m, c.n, 9000 + 31 * q, Special::none));
+        host.mats.push_back(tile<T>(c.m, c.n, 9000 + 31 * q, special_of(q)));
       StridedBatch<T> dev = to_strided<T>(ctx(), host, c.pad_ld, c.pad_stride);
       StridedBatch<T> ref = to_strided<T>(cpu, host, c.pad_ld, c.pad_stride);
       geqrf_strided_batched<T>(ctx(), c.m, c.n, dev.data.data(), dev.ld, dev.stride,
@@ -137,12 +143,19 @@ void check_strided_cases(const Context& gpu, const std::vector<StridedCase>& cas
       // Padding (between columns, between matrices, past tau's k entries) is untouched.
       EXPECT_EQ(touched_padding(got, got_tau, dev.ld, dev.stride, dev.tau_stride, c.m, c.n), 0)
           << "entries outside the matrices (or past tau) were written";
-      TwinWorst worst;
-      for (std::int64_t q = 0; q < c.count; ++q)
-        worst.add<T>(q, got.data() + q * dev.stride, dev.ld, ref.data.data() + q * ref.stride,
-                     ref.ld, got_tau.data() + q * dev.tau_stride,
-                     ref.tau.data() + q * ref.tau_stride, host.mats[static_cast<std::size_t>(q)]);
+      TwinWorst worst, special_worst;
+      for (std::int64_t q = 0; q < c.count; ++q) {
+        const bool special = special_of(q) != Special::none;
+        (special ? special_worst : worst)
+            .add<T>(q, got.data() + q * dev.stride, dev.ld, ref.data.data() + q * ref.stride,
+                    ref.ld, got_tau.data() + q * dev.tau_stride,
+                    ref.tau.data() + q * ref.tau_stride, host.mats[static_cast<std::size_t>(q)]);
+      }
       worst.expect_within(kTwinBound);
+      if (with_specials) {
+        SCOPED_TRACE("tiny, huge and zero columns");
+        special_worst.expect_within(kTwinBound);
+      }
     }
 }
 
@@ -299,6 +312,9 @@ TEST_P(BatchedSmallCuda, TallClassesMatchTheCpuTwinOnEveryLayout) {
       check_strided_cases<T>(ctx(), {{64, 16, 5000, 0, 0}, {33, 9, 3000, 1, 0},
                                      {47, 16, 3000, 0, 1}, {64, 8, 3000, 0, 0},
                                      {50, 13, 2000, 3, 0}, {64, 12, 2000, 1, 2}});
+      // Strided batches of k = 16 take the rows kernel's branch-free form (FP32, and FP64
+      // at layout 4); these matrices (one in 37 special) take its fallback.
+      check_strided_cases<T>(ctx(), {{64, 16, 3000, 0, 0}, {40, 16, 2000, 1, 1}}, true);
       check_listed<T>(ctx(), {{{64, 16}, 1500}, {{33, 9}, 500}, {{40, 12}, 500},
                               {{64, 1}, 100},   {{64, 5}, 300}, {{57, 16}, 300},
                               {{33, 16}, 300},  {{16, 16}, 300}});
