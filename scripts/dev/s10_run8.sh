@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Session 10, eighth call: the branch-free form with its out-of-line fallback, FP64 A/B (GPUQR_BATCHED_ROWS_FAST), at 1 GiB
-# against cuBLAS in the same run, twice; the small-kernel tests (every layout, the special
-# inputs that take the fallback); memcheck and racecheck on the rows kernels.
+# Session 10, eighth call: the rows kernel's branch-free form with its out-of-line fallback,
+# FP64 A/B (GPUQR_BATCHED_ROWS_FAST) at 1 GiB against cuBLAS in the same run, twice; the
+# small-kernel tests (every layout; strided and listed special inputs, which take the
+# fallback); memcheck and racecheck on the rows kernels.
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 out="${OUT:-/tmp/out}"; mkdir -p "$out"; w="$out/w"; mkdir -p "$w"; b=build-gpu; s=$(date +%s)
