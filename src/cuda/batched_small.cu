@@ -901,58 +901,6 @@ __global__ void __launch_bounds__(RowsCfg<T, W>::Layout::kThreads,
 /// steps' table (FP64: 4.7 KB a warp against 16 KB for the two slots) and registers alone
 /// bound the warps an SM keeps. The next matrix's lines are prefetched into L2 while the
 /// current one is factored.
-/// The rows kernel's fallback for a matrix whose branch-free factorization met a column off
-/// larfg's common path (entries near under- or overflow, a zero subcolumn, NaN) or has
-/// k < W: LAPACK's geqr2 on the matrix in global memory (still the input: the branch-free
-/// pass wrote nothing), a runtime loop over columns, each dot product a warp sum. Slow and
-/// small: it keeps the kernel's code to one unrolled copy of the steps.
-template <class T>
-__device__ __noinline__ void rows_fallback_global(Desc<T> d, int lane) {
-  const int m = d.m, n = d.n, k = min(m, n);
-  const bool has0 = lane < m, has1 = lane + 32 < m;
-  for (int j = 0; j < k; ++j) {
-    T* cj = d.a + std::int64_t(j) * d.ld;
-    const T alpha = cj[j];
-    const T x0 = lane > j && has0 ? cj[lane] : T(0), x1 = has1 ? cj[lane + 32] : T(0);
-    const T ss = group_sum<32>(x0 * x0 + x1 * x1);
-    const T total = alpha * alpha + ss;
-    bool reflect = false;
-    T tau = 0, beta = alpha, v0 = x0, v1 = x1;
-    if (j + 1 < m) {
-      if (larfg_in_range(ss, total)) {
-        const Scalars<T> h = larfg_scalars(alpha, total);
-        reflect = true;
-        beta = h.beta;
-        tau = h.tau;
-        v0 = x0 * h.scale;
-        v1 = x1 * h.scale;
-      } else {
-        const RowsReflector<T> h = rows_larfg_scaled(alpha, x0, x1);
-        reflect = h.reflect;
-        beta = h.beta;
-        tau = h.tau;
-        v0 = h.v0;
-        v1 = h.v1;
-      }
-    }
-    if (lane == 0) d.tau[j] = tau;
-    if (!reflect) continue;  // warp-uniform; x stays (tau = 0)
-    __syncwarp();            // every lane has read alpha
-    if (lane > j && has0) cj[lane] = v0;
-    if (lane == j) cj[j] = beta;
-    if (has1) cj[lane + 32] = v1;
-    v0 = lane > j ? v0 : (lane == j ? T(1) : T(0));
-    for (int c = j + 1; c < n; ++c) {
-      T* cc = d.a + std::int64_t(c) * d.ld;
-      const T a0 = has0 ? cc[lane] : T(0), a1 = has1 ? cc[lane + 32] : T(0);
-      const T w = tau * group_sum<32>(fma(v0, a0, v1 * a1));
-      if (lane >= j && has0) cc[lane] = a0 - v0 * w;
-      if (has1) cc[lane + 32] = a1 - v1 * w;
-    }
-    __syncwarp();  // column j and the updates are visible to every lane
-  }
-}
-
 /// The launch bounds aim at 16 resident warps per SM in FP64 (128 registers, no spills; 20
 /// warps at 96 registers spilled and measured 1.31 ms against 1.10 for 64 x 16, session 10
 /// run 4) and 20 in FP32. kFast: a matrix with k = W first takes rows_step's branch-free form
@@ -1007,24 +955,26 @@ __global__ void __launch_bounds__(RowsDirectCfg<T, W>::kWarps * 32,
       const RowsLane<T> q{m, __reduce_max_sync(kFull, k), lane, table + lane * R::kStride,
                           table + part * R::kPartRows * R::kStride + gq * R::kGe,
                           table + 32 * R::kStride};
-      // kFast: the branch-free form (k = W), else the general steps. A matrix the
-      // branch-free form cannot take goes to rows_fallback_global instead, which writes it.
-      bool bad = false;
-      if constexpr (kFast) {
-        if (q.kmax == W) {
-          rows_all<R, W, true>(std::make_integer_sequence<int, W>{}, q, a0, a1, my_tau, bad);
-          bad = __any_sync(kFull, bad);
-        } else {
-          bad = true;
+      // The branch-free form first where it applies; the general one (one copy of the code)
+      // where it does not, or where a column left larfg's common path (entries near under-
+      // or overflow, a zero subcolumn, NaN): then the matrix again from global memory (still
+      // the input), with LAPACK's scaled path where needed.
+      bool bad = !kFast || q.kmax != W;
+      if (!bad) {
+        rows_all<R, W, true>(std::make_integer_sequence<int, W>{}, q, a0, a1, my_tau, bad);
+        bad = __any_sync(kFull, bad);
+        if (bad) {
+          const Desc<T> again = desc_at(batch, opaque(base));
+#pragma unroll
+          for (int c = 0; c < W; ++c) {
+            const T* col = again.a + c * again.ld;
+            a0[c] = c < n && lane < m ? col[lane] : T(0);
+            a1[c] = c < n && lane + 32 < m ? col[lane + 32] : T(0);
+          }
+          my_tau = 0;
         }
-      } else {
-        rows_all<R, W, false>(std::make_integer_sequence<int, W>{}, q, a0, a1, my_tau, bad);
       }
-      if (bad) {  // warp-uniform; kFast only
-        rows_fallback_global(desc_at(batch, opaque(base)), lane);
-        __syncwarp();  // the table is free for the next matrix
-        continue;
-      }
+      if (bad) rows_all<R, W, false>(std::make_integer_sequence<int, W>{}, q, a0, a1, my_tau, bad);
     }
     const Desc<T> out = desc_at(batch, opaque(base));
 #pragma unroll
@@ -1147,11 +1097,12 @@ void launch_current(const DeviceBatch<T>& b, int cls, cudaStream_t stream) {
     case 6: launch_one<T, 16, 32, 1>(b, stream); break;
     case 7:
       if (tall_layout() == 3) {
-        // The branch-free form for strided batches of k = 16 (listed ones mix widths): in
-        // FP32 always, in FP64 by GPUQR_BATCHED_ROWS_FAST=1 (see RowsDirectCfg).
-        const bool full = b.list == nullptr && b.shape.n >= 16;
-        if (full && (sizeof(T) == 4 || rows_fast())) launch_rows_direct_kernel<T, 16, true>(b, stream);
-        else launch_rows_direct_kernel<T, 16, false>(b, stream);
+        if constexpr (sizeof(T) == 4) {
+          launch_rows_direct_kernel<T, 16, true>(b, stream);
+        } else {
+          if (rows_fast()) launch_rows_direct_kernel<T, 16, true>(b, stream);
+          else launch_rows_direct_kernel<T, 16, false>(b, stream);
+        }
       }
       else if (tall_layout() == 2) launch_rows_kernel<T, 16>(b, stream);
       else if (tall_layout() == 1) launch_one<T, 16, 64, 2, true>(b, stream);
