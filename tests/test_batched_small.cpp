@@ -117,46 +117,46 @@ struct StridedCase {
 template <class T>
 void check_strided_cases(const Context& gpu, const std::vector<StridedCase>& cases,
                          bool with_specials = false) {
-    const Special specials[] = {Special::tiny, Special::huge, Special::zero_subcolumn,
-                                Special::zero_column, Special::zero};
-    auto special_of = [&](std::int64_t q) {
-      return with_specials && q % 37 == 5 ? specials[(q / 37) % 5] : Special::none;
-    };
-    const Context cpu = Context::cpu();
-    const Context& ctx_ = gpu;
-    auto ctx = [&]() -> const Context& { return ctx_; };
-    for (const StridedCase& c : cases) {
-      SCOPED_TRACE(std::to_string(c.m) + "x" + std::to_string(c.n) + " x" +
-                   std::to_string(c.count) + ", ld pad " + std::to_string(c.pad_ld) +
-                   ", stride pad " + std::to_string(c.pad_stride));
-      HostBatch<T> host;
-      host.shapes.assign(static_cast<std::size_t>(c.count), BShape{c.m, c.n});
-      for (std::int64_t q = 0; q < c.count; ++q)
-        host.mats.push_back(tile<T>(c.m, c.n, 9000 + 31 * q, special_of(q)));
-      StridedBatch<T> dev = to_strided<T>(ctx(), host, c.pad_ld, c.pad_stride);
-      StridedBatch<T> ref = to_strided<T>(cpu, host, c.pad_ld, c.pad_stride);
-      geqrf_strided_batched<T>(ctx(), c.m, c.n, dev.data.data(), dev.ld, dev.stride,
-                               dev.tau.data(), dev.tau_stride, c.count);
-      geqrf_strided_batched<T>(cpu, c.m, c.n, ref.data.data(), ref.ld, ref.stride,
-                               ref.tau.data(), ref.tau_stride, c.count);
-      const Matrix<T> got = to_host(ctx(), dev.data), got_tau = to_host(ctx(), dev.tau);
-      // Padding (between columns, between matrices, past tau's k entries) is untouched.
-      EXPECT_EQ(touched_padding(got, got_tau, dev.ld, dev.stride, dev.tau_stride, c.m, c.n), 0)
-          << "entries outside the matrices (or past tau) were written";
-      TwinWorst worst, special_worst;
-      for (std::int64_t q = 0; q < c.count; ++q) {
-        const bool special = special_of(q) != Special::none;
-        (special ? special_worst : worst)
-            .add<T>(q, got.data() + q * dev.stride, dev.ld, ref.data.data() + q * ref.stride,
-                    ref.ld, got_tau.data() + q * dev.tau_stride,
-                    ref.tau.data() + q * ref.tau_stride, host.mats[static_cast<std::size_t>(q)]);
-      }
-      worst.expect_within(kTwinBound);
-      if (with_specials) {
-        SCOPED_TRACE("tiny, huge and zero columns");
-        special_worst.expect_within(kTwinBound);
-      }
+  const Special specials[] = {Special::tiny, Special::huge, Special::zero_subcolumn,
+                              Special::zero_column, Special::zero};
+  auto special_of = [&](std::int64_t q) {
+    return with_specials && q % 37 == 5 ? specials[(q / 37) % 5] : Special::none;
+  };
+  const Context cpu = Context::cpu();
+  const Context& ctx_ = gpu;
+  auto ctx = [&]() -> const Context& { return ctx_; };
+  for (const StridedCase& c : cases) {
+    SCOPED_TRACE(std::to_string(c.m) + "x" + std::to_string(c.n) + " x" + std::to_string(c.count) +
+                 ", ld pad " + std::to_string(c.pad_ld) + ", stride pad " +
+                 std::to_string(c.pad_stride));
+    HostBatch<T> host;
+    host.shapes.assign(static_cast<std::size_t>(c.count), BShape{c.m, c.n});
+    for (std::int64_t q = 0; q < c.count; ++q)
+      host.mats.push_back(tile<T>(c.m, c.n, 9000 + 31 * q, special_of(q)));
+    StridedBatch<T> dev = to_strided<T>(ctx(), host, c.pad_ld, c.pad_stride);
+    StridedBatch<T> ref = to_strided<T>(cpu, host, c.pad_ld, c.pad_stride);
+    geqrf_strided_batched<T>(ctx(), c.m, c.n, dev.data.data(), dev.ld, dev.stride, dev.tau.data(),
+                             dev.tau_stride, c.count);
+    geqrf_strided_batched<T>(cpu, c.m, c.n, ref.data.data(), ref.ld, ref.stride, ref.tau.data(),
+                             ref.tau_stride, c.count);
+    const Matrix<T> got = to_host(ctx(), dev.data), got_tau = to_host(ctx(), dev.tau);
+    // Padding (between columns, between matrices, past tau's k entries) is untouched.
+    EXPECT_EQ(touched_padding(got, got_tau, dev.ld, dev.stride, dev.tau_stride, c.m, c.n), 0)
+        << "entries outside the matrices (or past tau) were written";
+    TwinWorst worst, special_worst;
+    for (std::int64_t q = 0; q < c.count; ++q) {
+      const bool special = special_of(q) != Special::none;
+      (special ? special_worst : worst)
+          .add<T>(q, got.data() + q * dev.stride, dev.ld, ref.data.data() + q * ref.stride, ref.ld,
+                  got_tau.data() + q * dev.tau_stride, ref.tau.data() + q * ref.tau_stride,
+                  host.mats[static_cast<std::size_t>(q)]);
     }
+    worst.expect_within(kTwinBound);
+    if (with_specials) {
+      SCOPED_TRACE("tiny, huge and zero columns");
+      special_worst.expect_within(kTwinBound);
+    }
+  }
 }
 
 TEST_P(BatchedSmallCuda, StridedBatchesMatchTheCpuTwin) {
@@ -187,48 +187,60 @@ TEST_P(BatchedSmallCuda, SanitizerSizedStridedBatches) {
 /// overflow, zero columns and subcolumns, a zero matrix), on `gpu` and on the CPU twin.
 template <class T>
 void check_listed(const Context& gpu, const std::vector<std::pair<BShape, std::int64_t>>& groups) {
-    const Context& ctx_ = gpu;
-    auto ctx = [&]() -> const Context& { return ctx_; };
-    const Special specials[] = {Special::tiny, Special::huge, Special::zero_subcolumn,
-                                Special::zero_column, Special::zero};
-    const std::vector<BShape> shapes = interleaved_shapes(groups);
-    HostBatch<T> host;
-    host.shapes = shapes;
-    for (std::size_t q = 0; q < shapes.size(); ++q) {
-      const Special special = q % 37 == 5 ? specials[(q / 37) % 5] : Special::none;
-      host.mats.push_back(tile<T>(shapes[q].m, shapes[q].n, 500 + 7 * q, special));
-    }
-    const Context cpu = Context::cpu();
-    CtxBatch<T> ref = to_ctx_batch<T>(cpu, host), dev = to_ctx_batch<T>(ctx(), host);
-    geqrf_vbatched<T>(cpu, ref.m.data(), ref.n.data(), ref.a_ptrs.data(), ref.ld.data(),
-                      ref.tau_ptrs.data(), ref.count());
-    geqrf_vbatched<T>(ctx(), dev.m.data(), dev.n.data(), dev.a_ptrs.data(), dev.ld.data(),
-                      dev.tau_ptrs.data(), dev.count());
-    ctx().synchronize();
-    TwinWorst worst, special_worst;
-    for (std::size_t q = 0; q < shapes.size(); ++q) {
-      const Matrix<T> got = dev.mats[q].to_host(), tau = dev.taus[q].to_host();
-      (q % 37 == 5 ? special_worst : worst)
-          .add<T>(static_cast<std::int64_t>(q), got.data(), got.ld(), ref.mats[q].data(),
-                  ref.mats[q].ld(), tau.data(), ref.taus[q].data(), host.mats[q]);
-    }
-    {
-      SCOPED_TRACE("random tiles");
-      worst.expect_within(kTwinBound);
-    }
-    {
-      SCOPED_TRACE("tiny, huge and zero columns");
-      special_worst.expect_within(kTwinBound);
-    }
+  const Context& ctx_ = gpu;
+  auto ctx = [&]() -> const Context& { return ctx_; };
+  const Special specials[] = {Special::tiny, Special::huge, Special::zero_subcolumn,
+                              Special::zero_column, Special::zero};
+  const std::vector<BShape> shapes = interleaved_shapes(groups);
+  HostBatch<T> host;
+  host.shapes = shapes;
+  for (std::size_t q = 0; q < shapes.size(); ++q) {
+    const Special special = q % 37 == 5 ? specials[(q / 37) % 5] : Special::none;
+    host.mats.push_back(tile<T>(shapes[q].m, shapes[q].n, 500 + 7 * q, special));
+  }
+  const Context cpu = Context::cpu();
+  CtxBatch<T> ref = to_ctx_batch<T>(cpu, host), dev = to_ctx_batch<T>(ctx(), host);
+  geqrf_vbatched<T>(cpu, ref.m.data(), ref.n.data(), ref.a_ptrs.data(), ref.ld.data(),
+                    ref.tau_ptrs.data(), ref.count());
+  geqrf_vbatched<T>(ctx(), dev.m.data(), dev.n.data(), dev.a_ptrs.data(), dev.ld.data(),
+                    dev.tau_ptrs.data(), dev.count());
+  ctx().synchronize();
+  TwinWorst worst, special_worst;
+  for (std::size_t q = 0; q < shapes.size(); ++q) {
+    const Matrix<T> got = dev.mats[q].to_host(), tau = dev.taus[q].to_host();
+    (q % 37 == 5 ? special_worst : worst)
+        .add<T>(static_cast<std::int64_t>(q), got.data(), got.ld(), ref.mats[q].data(),
+                ref.mats[q].ld(), tau.data(), ref.taus[q].data(), host.mats[q]);
+  }
+  {
+    SCOPED_TRACE("random tiles");
+    worst.expect_within(kTwinBound);
+  }
+  {
+    SCOPED_TRACE("tiny, huge and zero columns");
+    special_worst.expect_within(kTwinBound);
+  }
 }
 
 TEST_P(BatchedSmallCuda, ListedMixedBatchMatchesTheCpuTwin) {
   GPUQR_FOR_PRECISION(([&]<class T>() {
     // Mixed shapes within each class, m < n, and inputs for larfg's special paths.
-    check_listed<T>(ctx(), {{{32, 32}, 5000}, {{16, 16}, 3000}, {{8, 5}, 2000},  {{64, 32}, 1000},
-                            {{40, 20}, 700},  {{12, 30}, 300},  {{30, 25}, 300}, {{17, 20}, 200},
-                            {{64, 16}, 300},  {{33, 9}, 300},   {{3, 8}, 200},   {{1, 1}, 50},
-                            {{7, 1}, 50},     {{1, 6}, 50},     {{64, 1}, 50},   {{50, 31}, 200}});
+    check_listed<T>(ctx(), {{{32, 32}, 5000},
+                            {{16, 16}, 3000},
+                            {{8, 5}, 2000},
+                            {{64, 32}, 1000},
+                            {{40, 20}, 700},
+                            {{12, 30}, 300},
+                            {{30, 25}, 300},
+                            {{17, 20}, 200},
+                            {{64, 16}, 300},
+                            {{33, 9}, 300},
+                            {{3, 8}, 200},
+                            {{1, 1}, 50},
+                            {{7, 1}, 50},
+                            {{1, 6}, 50},
+                            {{64, 1}, 50},
+                            {{50, 31}, 200}});
   }));
 }
 
@@ -309,15 +321,23 @@ TEST_P(BatchedSmallCuda, TallClassesMatchTheCpuTwinOnEveryLayout) {
     kernels::cuda::set_batched_small_tall(std::min(layout, 3));
     kernels::cuda::set_batched_rows_fast(layout == 4 ? 1 : 0);
     GPUQR_FOR_PRECISION(([&]<class T>() {
-      check_strided_cases<T>(ctx(), {{64, 16, 5000, 0, 0}, {33, 9, 3000, 1, 0},
-                                     {47, 16, 3000, 0, 1}, {64, 8, 3000, 0, 0},
-                                     {50, 13, 2000, 3, 0}, {64, 12, 2000, 1, 2}});
+      check_strided_cases<T>(ctx(), {{64, 16, 5000, 0, 0},
+                                     {33, 9, 3000, 1, 0},
+                                     {47, 16, 3000, 0, 1},
+                                     {64, 8, 3000, 0, 0},
+                                     {50, 13, 2000, 3, 0},
+                                     {64, 12, 2000, 1, 2}});
       // Strided batches of k = 16 take the rows kernel's branch-free form (FP32, and FP64
       // at layout 4); these matrices (one in 37 special) take its fallback.
       check_strided_cases<T>(ctx(), {{64, 16, 3000, 0, 0}, {40, 16, 2000, 1, 1}}, true);
-      check_listed<T>(ctx(), {{{64, 16}, 1500}, {{33, 9}, 500}, {{40, 12}, 500},
-                              {{64, 1}, 100},   {{64, 5}, 300}, {{57, 16}, 300},
-                              {{33, 16}, 300},  {{16, 16}, 300}});
+      check_listed<T>(ctx(), {{{64, 16}, 1500},
+                              {{33, 9}, 500},
+                              {{40, 12}, 500},
+                              {{64, 1}, 100},
+                              {{64, 5}, 300},
+                              {{57, 16}, 300},
+                              {{33, 16}, 300},
+                              {{16, 16}, 300}});
       check_first_reflector<T>(ctx(), {{64, 16}, {40, 12}, {33, 9}});
     }));
   }

@@ -408,10 +408,9 @@ TEST_P(BatchedTallSmallCuda, SanitizerSizedBatches) {
 TEST_P(BatchedTallSmallCuda, SanitizerSizedBatchesTwoColumnsPerLane) {
   GPUQR_FOR_PRECISION(([&]<class T>() {
     set_batched_tall_variant(2);
-    check_strided<T>(ctx(),
-                     {{128, 32, 600, 0, 0}, {97, 17, 400, 1, 2}, {64, 64, 300, 0, 0},
-                      {40, 50, 200, 1, 0}},
-                     5);
+    check_strided<T>(
+        ctx(),
+        {{128, 32, 600, 0, 0}, {97, 17, 400, 1, 2}, {64, 64, 300, 0, 0}, {40, 50, 200, 1, 0}}, 5);
   }));
 }
 

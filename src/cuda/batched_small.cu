@@ -716,8 +716,8 @@ struct RowsLane {
 /// `bad` any that did not (the caller then factors the matrix again with kFast false). With
 /// no branch in them, the scheduler overlaps one step's tail with the next one's larfg.
 template <class R, int W, int J, bool kFast, class T>
-__device__ __forceinline__ void rows_step(const RowsLane<T>& q, T (&a0)[W], T (&a1)[W],
-                                          T& my_tau, bool& bad) {
+__device__ __forceinline__ void rows_step(const RowsLane<T>& q, T (&a0)[W], T (&a1)[W], T& my_tau,
+                                          bool& bad) {
   if constexpr (!kFast) {
     if (J >= q.kmax) return;  // warp-uniform (k is the same on every lane)
   }
@@ -876,7 +876,10 @@ __global__ void __launch_bounds__(RowsCfg<T, W>::Layout::kThreads,
     const int k = min(m, n);
     {
       const int gq = lane % R::kGran, part = lane / R::kGran;
-      const RowsLane<T> q{m, __reduce_max_sync(kFull, k), lane, slot + lane * R::kStride,
+      const RowsLane<T> q{m,
+                          __reduce_max_sync(kFull, k),
+                          lane,
+                          slot + lane * R::kStride,
                           slot + part * R::kPartRows * R::kStride + gq * R::kGe,
                           slot + 32 * R::kStride};
       bool bad = false;
@@ -952,7 +955,10 @@ __global__ void __launch_bounds__(RowsDirectCfg<T, W>::kWarps * 32,
     }
     T my_tau = 0;
     {
-      const RowsLane<T> q{m, __reduce_max_sync(kFull, k), lane, table + lane * R::kStride,
+      const RowsLane<T> q{m,
+                          __reduce_max_sync(kFull, k),
+                          lane,
+                          table + lane * R::kStride,
                           table + part * R::kPartRows * R::kStride + gq * R::kGe,
                           table + 32 * R::kStride};
       // The branch-free form first where it applies; the general one (one copy of the code)
@@ -1089,8 +1095,10 @@ void launch_current(const DeviceBatch<T>& b, int cls, cudaStream_t stream) {
     case 1: launch_one<T, 8, 16, 1>(b, stream); break;
     case 2: launch_one<T, 8, 32, 1>(b, stream); break;
     case 3:
-      if (tall_layout() >= 1) launch_one<T, 8, 64, 2, true>(b, stream);
-      else launch_one<T, 8, 64, 2>(b, stream);
+      if (tall_layout() >= 1)
+        launch_one<T, 8, 64, 2, true>(b, stream);
+      else
+        launch_one<T, 8, 64, 2>(b, stream);
       break;
     case 4: launch_one<T, 16, 8, 1>(b, stream); break;
     case 5: launch_one<T, 16, 16, 1>(b, stream); break;
@@ -1100,13 +1108,17 @@ void launch_current(const DeviceBatch<T>& b, int cls, cudaStream_t stream) {
         if constexpr (sizeof(T) == 4) {
           launch_rows_direct_kernel<T, 16, true>(b, stream);
         } else {
-          if (rows_fast()) launch_rows_direct_kernel<T, 16, true>(b, stream);
-          else launch_rows_direct_kernel<T, 16, false>(b, stream);
+          if (rows_fast())
+            launch_rows_direct_kernel<T, 16, true>(b, stream);
+          else
+            launch_rows_direct_kernel<T, 16, false>(b, stream);
         }
-      }
-      else if (tall_layout() == 2) launch_rows_kernel<T, 16>(b, stream);
-      else if (tall_layout() == 1) launch_one<T, 16, 64, 2, true>(b, stream);
-      else launch_one<T, 16, 64, 2>(b, stream);
+      } else if (tall_layout() == 2)
+        launch_rows_kernel<T, 16>(b, stream);
+      else if (tall_layout() == 1)
+        launch_one<T, 16, 64, 2, true>(b, stream);
+      else
+        launch_one<T, 16, 64, 2>(b, stream);
       break;
     case 8: launch_one<T, 32, 8, 1>(b, stream); break;
     case 9: launch_one<T, 32, 16, 1>(b, stream); break;

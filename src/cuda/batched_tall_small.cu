@@ -39,8 +39,8 @@
 // 1 on for the whole class (see tall_class), else (unset, 2) only the shapes outside the small
 // register kernel's class (64x16 measured faster there, H100 2026-11-25).
 // GPUQR_BATCHED_TALL_V (read once; set_batched_tall_variant for tests): 3 (default, below);
-// 1 the pivot step run by the whole warp with constant full masks, and the update skipping v's leading
-// zero granule rows (see reflector); 0 the first version, kept for the A/B. Measured (H100,
+// 1 the pivot step run by the whole warp with constant full masks, and the update skipping v's
+// leading zero granule rows (see reflector); 0 the first version, kept for the A/B. Measured (H100,
 // session 9, FP64, 0.5 GiB, ms V0 / V1): 128x32 1.851 / 1.740, 64x64 3.411 / 3.078. Measured
 // and removed: 8 or 32 rows per lane (128x32 2.05 / 2.04 ms at V0), 2 or 4 blocks per SM in
 // the FP64 launch bounds (2.22 / 1.88 at V0; 1.84 / 1.78 at V1).
@@ -491,11 +491,10 @@ template <class T, int M, int W, int RL, int CPL, int Fewer = 0>
 struct TallMultiCfg : TallCfg<T, M, W / CPL, RL> {
   using Base = TallCfg<T, M, W / CPL, RL>;
   static constexpr int kCpl = CPL;
-  static constexpr int kSlotCols = W / CPL;  // columns of one slot: the pivots of one phase
+  static constexpr int kSlotCols = W / CPL;      // columns of one slot: the pivots of one phase
   static constexpr int kAcc = CPL >= 2 ? 2 : 4;  // dot product accumulators per slot
   // The CPL columns, v's granules in flight, the accumulators, addresses and scalars.
-  static constexpr int kRegs = CPL * Base::kColumnRegs +
-                               (Base::kReload ? 16 : Base::kColumnRegs) +
+  static constexpr int kRegs = CPL * Base::kColumnRegs + (Base::kReload ? 16 : Base::kColumnRegs) +
                                kAcc * CPL * int(sizeof(T)) / 4 + 32;
   static constexpr int kByRegs = 65536 / (Base::kThreads * kRegs);
   // Fewer: blocks per SM below that aim in the launch bounds (variant 3: 1), so that the
@@ -512,8 +511,8 @@ struct TallMultiCfg : TallCfg<T, M, W / CPL, RL> {
 /// independent: the compiler interleaves them. Granule rows wholly above row j are skipped
 /// (v_j is zero there), as variant 1.
 template <class C, int P, class T>
-__device__ __forceinline__ void apply_reflector_slots(const T* buf, T tau, const bool* apply,
-                                                      int s, int j, T (&a)[C::kCpl][C::kRL]) {
+__device__ __forceinline__ void apply_reflector_slots(const T* buf, T tau, const bool* apply, int s,
+                                                      int j, T (&a)[C::kCpl][C::kRL]) {
   constexpr int kCpl = C::kCpl, kAcc = C::kAcc;
   T part[kCpl][kAcc];
 #pragma unroll
@@ -529,7 +528,8 @@ __device__ __forceinline__ void apply_reflector_slots(const T* buf, T tau, const
     for (int h = 0; h < C::kGe; ++h) {
       const int i = g * C::kGe + h;
 #pragma unroll
-      for (int sl = P; sl < kCpl; ++sl) part[sl][i % kAcc] = fma(v[h], a[sl][i], part[sl][i % kAcc]);
+      for (int sl = P; sl < kCpl; ++sl)
+        part[sl][i % kAcc] = fma(v[h], a[sl][i], part[sl][i % kAcc]);
     }
   }
   T w[kCpl];
@@ -570,8 +570,7 @@ __device__ __forceinline__ void apply_reflector_slots(const T* buf, T tau, const
 template <class C, int P, class T>
 __device__ __forceinline__ void tall_multi_phase(T (&a)[C::kCpl][C::kRL], int m, int n, int k,
                                                  int col0, int s, int warp_first, int& cur,
-                                                 T (*bufs)[C::kM + C::kGe],
-                                                 ColumnInfo<T>* info) {
+                                                 T (*bufs)[C::kM + C::kGe], ColumnInfo<T>* info) {
   constexpr int kSC = C::kSlotCols;
   const int warp_last = warp_first + C::kCols - 1;
   // The last phase runs through j = k - 1 even when k fills the slots (k = W): that step's
@@ -602,7 +601,7 @@ __device__ __forceinline__ void tall_multi_phase(T (&a)[C::kCpl][C::kRL], int m,
         apply_reflector_slots<C, P>(v, tau, apply, s, j, a);
       }
     }
-    const int l = j + 1 - P * kSC;  // the pivot's index within slot P
+    const int l = j + 1 - P * kSC;                       // the pivot's index within slot P
     if (j + 1 < k && warp_first <= l && l <= warp_last)  // warp-uniform
       reflector<C, 1>(a[P], j + 1, m, s, col0 == l, kFull, bufs[cur], info);
   }
