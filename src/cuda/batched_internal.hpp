@@ -52,6 +52,11 @@ constexpr int kSmallClasses = 12;
 template <class T>
 void launch_small_geqrf(const DeviceBatch<T>& b, int cls, cudaStream_t stream);
 
+/// The rows kernel (batched_rows_small.cu) for the small kernel's class of 32 < m <= 64,
+/// 8 < n <= 16: a matrix per warp, two rows of every column on a lane.
+template <class T>
+void launch_rows_small_geqrf(const DeviceBatch<T>& b, cudaStream_t stream);
+
 /// The cooperative register kernel's class of an m x n matrix under the current routing
 /// (test override, GPUQR_BATCHED_TALL): -1 unless n <= 32 and m <= 256, or n <= 64 and
 /// m <= 128, and the small kernel does not keep the matrix (m <= 32 and n <= 32 stay there;

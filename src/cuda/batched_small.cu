@@ -31,9 +31,9 @@
 //
 // The classes with 32 < m <= 64 put a column on two lanes: each lane a contiguous half of its
 // rows (SmallCfg's H, 16-byte loads of v), or (GPUQR_BATCHED_SMALL_TALL=0) every other row.
-// For 8 < n <= 16 the default is instead the rows kernel (further below): a lane holds two rows
-// of every column, v stays in registers, and the dot products are summed over the warp
-// through a table in shared memory (see tall_layout for the knob and the measurements).
+// For 8 < n <= 16 the default is instead the rows kernel (batched_rows_small.cu): a lane
+// holds two rows of every column, v stays in registers, and the dot products are summed over
+// the warp through a table in shared memory (see tall_layout for the knob and measurements).
 //
 // GPUQR_BATCHED_SMALL=0 (read once) selects the previous kernel (legacy namespace below) for
 // A/B measurements.
@@ -51,22 +51,21 @@
 
 #include "src/core/batched_kernels.hpp"
 #include "src/cuda/batched_internal.hpp"
+#include "src/cuda/batched_warp.cuh"
 #include "src/cuda/check.hpp"
 #include "src/cuda/larfg_scalars.cuh"
 
 namespace gpuqr::kernels::cuda {
 namespace {
 std::atomic<int> small_tall_override{-1};
-std::atomic<int> rows_fast_override{-1};
 }  // namespace
 
 void set_batched_small_tall(int layout) { small_tall_override.store(layout); }
-void set_batched_rows_fast(int fast) { rows_fast_override.store(fast); }
 
 namespace batched {
 namespace {
 
-constexpr unsigned kFull = 0xffffffffu;
+using namespace warp;
 
 /// A class's kernel shape: W columns, R rows (a multiple of the granule), S lanes a column;
 /// H (S = 2 only): a lane holds one contiguous half of its column's rows (s * R / 2 ..),
@@ -115,18 +114,6 @@ __device__ __forceinline__ int elem_at(int c, int i) {
   return int((l ^ ((l / C::kKeyDiv) & 7u)) * C::kGe + unsigned(i) % C::kGe);
 }
 
-__device__ __forceinline__ void load_granule(const double* p, double (&v)[2]) {
-  const double2 x = *reinterpret_cast<const double2*>(p);
-  v[0] = x.x;
-  v[1] = x.y;
-}
-__device__ __forceinline__ void load_granule(const float* p, float (&v)[4]) {
-  const float4 x = *reinterpret_cast<const float4*>(p);
-  v[0] = x.x;
-  v[1] = x.y;
-  v[2] = x.z;
-  v[3] = x.w;
-}
 // Loads the compiler may not merge with an earlier load of the same address (the update's
 // second read of v, see SmallCfg::kReload).
 __device__ __forceinline__ unsigned smem_addr(const void* p) {
@@ -152,55 +139,11 @@ __device__ __forceinline__ float reload(const float* p) {
   asm volatile("ld.volatile.shared.f32 %0, [%1];" : "=f"(v) : "r"(smem_addr(p)));
   return v;
 }
-__device__ __forceinline__ void store_granule(double* p, const double (&v)[2]) {
-  *reinterpret_cast<double2*>(p) = make_double2(v[0], v[1]);
-}
-__device__ __forceinline__ void store_granule(float* p, const float (&v)[4]) {
-  *reinterpret_cast<float4*>(p) = make_float4(v[0], v[1], v[2], v[3]);
-}
 __device__ __forceinline__ void copy_granule(double* dst, const double* src) {
   *reinterpret_cast<double2*>(dst) = *reinterpret_cast<const double2*>(src);
 }
 __device__ __forceinline__ void copy_granule(float* dst, const float* src) {
   *reinterpret_cast<float4*>(dst) = *reinterpret_cast<const float4*>(src);
-}
-
-template <int G, class T>
-__device__ __forceinline__ T group_sum(T v) {
-#pragma unroll
-  for (int o = G / 2; o > 0; o /= 2) v += __shfl_xor_sync(kFull, v, o);
-  return v;
-}
-template <int G, class T>
-__device__ __forceinline__ T group_max(T v) {
-#pragma unroll
-  for (int o = G / 2; o > 0; o /= 2) v = fmax(v, __shfl_xor_sync(kFull, v, o));
-  return v;
-}
-
-/// v, which the compiler must assume changed: keeps it from reusing values derived from v
-/// earlier (and holding them in registers meanwhile).
-__device__ __forceinline__ int opaque(int v) {
-  asm volatile("" : "+r"(v));
-  return v;
-}
-
-__device__ __forceinline__ std::int64_t opaque(std::int64_t v) {
-  asm volatile("" : "+l"(v));
-  return v;
-}
-
-/// Matrix q of the batch, or an empty one (m = n = 0) past its end.
-template <class T>
-__device__ __forceinline__ Desc<T> desc_at(const DeviceBatch<T>& b, std::int64_t q) {
-  if (q < b.count) return b.at(q);
-  return Desc<T>{};
-}
-
-/// Pulls descriptor q of a listed batch into L2 (a matrix before it is read).
-template <class T>
-__device__ __forceinline__ void prefetch_desc(const DeviceBatch<T>& b, std::int64_t q) {
-  if (b.list != nullptr && q < b.count) asm volatile("prefetch.global.L2 [%0];" ::"l"(b.list + q));
 }
 
 /// Whether the columns of d start on 16-byte boundaries (whole-granule copies).
@@ -631,405 +574,6 @@ __global__ void __launch_bounds__(SmallCfg<T, W, R, S, H>::kThreads,
   }
 }
 
-// ---- rows kernel: 32 < m <= 64, n <= 16, a matrix per warp, lane L holds rows L and L + 32 --
-// The columns kernel above keeps a column per lane pair, so every step rereads v from shared
-// memory element by element and half the lanes idle once their columns are done. Here a lane
-// holds two rows of every column (32 values), so v_J is in the registers of column J and the
-// update touches only the columns right of J, on every lane. What it costs instead is the dot
-// products' sum over the warp: each lane writes its partial sums (its two rows' share of
-// v^T a_c for every column c > J) into a table in the matrix's slot (free while the matrix is
-// in registers), each lane sums one column over half of the lanes, one shuffle joins the
-// halves, and the products w_c = tau v^T a_c go through shared memory to every lane.
-//
-// Per column J (a compile-time step):
-//  1. larfg: x = column J's rows > J from the registers, the sum of squares by a warp
-//     reduction, alpha from lane J, LAPACK's scalars as in the columns kernel (the refined
-//     reciprocals on the common path, the scaled norm out of line), v in the registers;
-//  2. partial sums p_c = v_L a_Lc + v_{L+32} a_{L+32,c} for c > J into the table, swizzled
-//     so that the lanes' 16-byte stores and the column sums hit distinct banks;
-//  3. column sums, w_c = tau * sum into a row of W values; every lane reads the row back and
-//     updates a_c -= v w_c on its two rows.
-// Column J's registers then hold R above the diagonal (untouched: v is zero there), beta on
-// it and v below it, as geqrf leaves them; the slot takes them back at the end.
-template <class T, int W>
-struct RowsCfg {
-  using Layout = SmallCfg<T, W, 64, 2>;  // slot layout, fetch and store: 32 lanes a matrix
-  static constexpr int kGe = Layout::kGe;
-  static constexpr int kGran = W / kGe;          // granules of a lane's row of the table
-  static constexpr int kStride = W + kGe;        // the row padded by a granule (banks below)
-  static constexpr int kParts = 32 / kGran;      // lanes summing one granule of columns
-  static constexpr int kPartRows = 32 / kParts;  // table rows each of them sums
-  // Registers: 2 W columns' values plus the step's partial sums; the launch bounds aim at
-  // 12 resident warps in FP64 (as the columns kernel), 16 in FP32.
-  static constexpr int kTargetWarps = sizeof(T) == 8 ? 12 : 16;
-  static_assert(Layout::kSlots == 1 && Layout::kGroup == 32);
-  // The table and the row of w fit the slot of 64 W values.
-  static_assert(32 * kStride + W <= Layout::kSlotElems);
-  static_assert(kGran >= 4 && kGran <= 8 && (kGran & (kGran - 1)) == 0);
-};
-
-// The table: lane l's partial sums of step J at l * kStride + c. The padding granule makes
-// the eight lanes of one 16-byte store's wavefront (rows l .. l + 7, one granule each) and
-// the summing lanes (kGran granules of one row, a row apiece per part) hit distinct banks,
-// with addresses that are a lane's base plus constants.
-
-/// larfg for rows-kernel columns whose squares under- or overflow: the scaled norm over the
-/// warp, as larfg_scaled. Out of line and rare; all lanes call it.
-template <class T>
-struct RowsReflector {
-  bool reflect;
-  T beta, tau, v0, v1;
-};
-
-template <class T>
-__device__ __noinline__ RowsReflector<T> rows_larfg_scaled(T alpha, T x0, T x1) {
-  const T amax = group_max<32>(fmax(fabs(x0), fabs(x1)));
-  T scaled = 0;
-  if (amax > T(0)) {
-    const T y0 = x0 / amax, y1 = x1 / amax;
-    scaled = y0 * y0 + y1 * y1;
-  }
-  const T xnorm = amax * sqrt(group_sum<32>(scaled));
-  RowsReflector<T> h{xnorm != T(0), alpha, T(0), x0, x1};
-  if (h.reflect) {
-    h.beta = -copysign(hypot(alpha, xnorm), alpha);
-    h.tau = (h.beta - alpha) / h.beta;
-    const T denom = alpha - h.beta;
-    h.v0 = x0 / denom;
-    h.v1 = x1 / denom;
-  }
-  return h;
-}
-
-/// What a rows-kernel step knows of its matrix and lane.
-template <class T>
-struct RowsLane {
-  int m, kmax, lane;
-  T* put;        // this lane's row of the table
-  const T* sum;  // the first table row this lane sums, at its granule
-  T* wrow;       // the row of w
-};
-
-/// Step J of the rows kernel (see above).
-/// kFast: the branch-free form for a matrix with k = W (every step runs; m > 32 > W, so no
-/// column is empty), which assumes every column takes larfg's common path and records in
-/// `bad` any that did not (the caller then factors the matrix again with kFast false). With
-/// no branch in them, the scheduler overlaps one step's tail with the next one's larfg.
-template <class R, int W, int J, bool kFast, class T>
-__device__ __forceinline__ void rows_step(const RowsLane<T>& q, T (&a0)[W], T (&a1)[W], T& my_tau,
-                                          bool& bad) {
-  if constexpr (!kFast) {
-    if (J >= q.kmax) return;  // warp-uniform (k is the same on every lane)
-  }
-  constexpr int kE = R::kGe;
-  const int lane = q.lane;
-  // 1. larfg on column J.
-  const T x0 = lane > J ? a0[J] : T(0), x1 = a1[J];
-  const T ss = group_sum<32>(x0 * x0 + x1 * x1);
-  const T alpha = __shfl_sync(kFull, a0[J], J);
-  const bool empty = J + 1 >= q.m;  // no rows below the diagonal: H = I
-  const T total = alpha * alpha + ss;
-  const bool fast = larfg_in_range(ss, total);
-  bool reflect = false;
-  T tau = 0, beta = alpha, v0 = x0, v1 = x1;
-  if constexpr (kFast) {
-    bad = bad || !fast;
-    const Scalars<T> h = larfg_scalars(alpha, total);
-    beta = h.beta;
-    tau = h.tau;
-    v0 = x0 * h.scale;
-    v1 = x1 * h.scale;
-  } else if (!empty && fast) {
-    const Scalars<T> h = larfg_scalars(alpha, total);
-    beta = h.beta;
-    tau = h.tau;
-    v0 = x0 * h.scale;
-    v1 = x1 * h.scale;
-    reflect = true;
-  }
-  if constexpr (!kFast) {
-    if (__any_sync(kFull, !empty && !fast)) {  // rare: warp-uniform, out of line
-      const RowsReflector<T> h = rows_larfg_scaled(alpha, x0, x1);
-      if (!empty && !fast) {
-        reflect = h.reflect;
-        beta = h.beta;
-        tau = h.tau;
-        v0 = h.v0;
-        v1 = h.v1;
-      }
-    }
-  }
-  if (lane == J) my_tau = tau;
-  if constexpr (!kFast) {
-    if (!__any_sync(kFull, reflect)) return;  // x stays, as LAPACK's tau = 0 (warp-uniform)
-  }
-  v0 = lane > J ? v0 : (lane == J ? T(1) : T(0));
-  // Column J becomes R's diagonal and v.
-  a0[J] = lane > J ? v0 : (lane == J ? beta : a0[J]);
-  a1[J] = v1;
-  if constexpr (J + 1 < W) {
-    // 2. This lane's partial sums of v^T a_c for c > J (whole granules from J + 1's).
-    constexpr int g0 = (J + 1) / kE;
-#pragma unroll
-    for (int g = g0; g < R::kGran; ++g) {
-      T p[kE];
-#pragma unroll
-      for (int e = 0; e < kE; ++e) {
-        const int c = g * kE + e;
-        p[e] = c > J ? fma(v0, a0[c], v1 * a1[c]) : T(0);
-      }
-      store_granule(q.put + g * kE, p);
-    }
-    __syncwarp();
-    // 3. Lane L sums granule L % kGran of kPartRows rows; xor shuffles join the parts; the
-    // lanes of part 0 write w = tau * (v^T a) for their granule.
-    // Lanes of granules left of J + 1's sit out the loads (a shared-memory load costs by the
-    // addresses of its active lanes: about half the wavefronts over a factorization).
-    const int gq = lane % R::kGran;
-    T sums[kE] = {};
-    if (gq >= g0) {
-      T acc[2][kE];
-#pragma unroll
-      for (int i = 0; i < R::kPartRows; ++i) {
-        T x[kE];
-        load_granule(q.sum + i * R::kStride, x);
-#pragma unroll
-        for (int e = 0; e < kE; ++e) acc[i & 1][e] = i < 2 ? x[e] : acc[i & 1][e] + x[e];
-      }
-#pragma unroll
-      for (int e = 0; e < kE; ++e) sums[e] = acc[0][e] + acc[1][e];
-    }
-#pragma unroll
-    for (int o = R::kGran; o < 32; o *= 2) {
-#pragma unroll
-      for (int e = 0; e < kE; ++e) sums[e] += __shfl_xor_sync(kFull, sums[e], o);
-    }
-    if (lane < R::kGran && gq >= g0) {
-#pragma unroll
-      for (int e = 0; e < kE; ++e) sums[e] *= tau;
-      store_granule(q.wrow + gq * kE, sums);
-    }
-    __syncwarp();
-#pragma unroll
-    for (int g = g0; g < R::kGran; ++g) {
-      T w[kE];
-      load_granule(q.wrow + g * kE, w);
-#pragma unroll
-      for (int e = 0; e < kE; ++e) {
-        const int c = g * kE + e;
-        if (c > J) {
-          a0[c] -= v0 * w[e];
-          a1[c] -= v1 * w[e];
-        }
-      }
-    }
-    __syncwarp();  // the table and w are read before the next step writes them
-  }
-}
-
-template <class R, int W, bool kFast, class T, int... Js>
-__device__ __forceinline__ void rows_all(std::integer_sequence<int, Js...>, const RowsLane<T>& q,
-                                         T (&a0)[W], T (&a1)[W], T& my_tau, bool& bad) {
-  (rows_step<R, W, Js, kFast>(q, a0, a1, my_tau, bad), ...);
-}
-
-template <class T, int W>
-__global__ void __launch_bounds__(RowsCfg<T, W>::Layout::kThreads,
-                                  RowsCfg<T, W>::kTargetWarps / RowsCfg<T, W>::Layout::kWarps)
-    rows_geqrf_kernel(DeviceBatch<T> batch) {
-  using R = RowsCfg<T, W>;
-  using C = typename R::Layout;
-  extern __shared__ __align__(16) unsigned char smem_raw[];
-  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-  T* const slots = reinterpret_cast<T*>(smem_raw) + warp * 2 * C::kBufElems;
-  const std::int64_t step = std::int64_t(gridDim.x) * C::kWarps;
-  std::int64_t base = std::int64_t(blockIdx.x) * C::kWarps + warp;
-  if (base >= batch.count) return;  // warp-uniform; no block barriers below
-
-  fetch<C>(desc_at(batch, base), slots, lane);
-  __pipeline_commit();
-  for (int t = 0; base < batch.count; base += step, t ^= 1) {
-    T* const slot = slots + t * C::kBufElems;
-    T* const other = slots + (t ^ 1) * C::kBufElems;
-    const Desc<T> next = desc_at(batch, base + step);
-    prefetch_desc(batch, base + 2 * step);
-    __pipeline_wait_prior(0);
-    __syncwarp();  // every lane's copies of this matrix have landed
-    fetch<C>(next, other, lane);
-    __pipeline_commit();
-
-    int m, n;
-    {
-      const Desc<T> cur = desc_at(batch, base);
-      m = cur.m;
-      n = cur.n;
-    }
-    T a0[W], a1[W];
-#pragma unroll
-    for (int c = 0; c < W; ++c) {
-      const T u = slot[elem_at<C>(c, lane)], l = slot[elem_at<C>(c, lane + 32)];
-      a0[c] = c < n && lane < m ? u : T(0);
-      a1[c] = c < n && lane + 32 < m ? l : T(0);
-    }
-    __syncwarp();  // the slot is free: the steps' table goes there
-    T my_tau = 0;
-    const int k = min(m, n);
-    {
-      const int gq = lane % R::kGran, part = lane / R::kGran;
-      const RowsLane<T> q{m,
-                          __reduce_max_sync(kFull, k),
-                          lane,
-                          slot + lane * R::kStride,
-                          slot + part * R::kPartRows * R::kStride + gq * R::kGe,
-                          slot + 32 * R::kStride};
-      bool bad = false;
-      rows_all<R, W, false>(std::make_integer_sequence<int, W>{}, q, a0, a1, my_tau, bad);
-    }
-
-#pragma unroll
-    for (int c = 0; c < W; ++c) {
-      slot[elem_at<C>(c, lane)] = a0[c];
-      slot[elem_at<C>(c, lane + 32)] = a1[c];
-    }
-    const Desc<T> cur = desc_at(batch, opaque(base));
-    if (lane < k) cur.tau[lane] = my_tau;
-    __syncwarp();  // the whole slot is written
-    store<C>(cur, slot, lane);
-  }
-}
-
-/// The rows kernel without staging buffers (GPUQR_BATCHED_SMALL_TALL=3): a lane loads its
-/// two rows of every column straight into registers (each column one or two coalesced
-/// accesses of the warp) and stores them back the same way, so shared memory holds only the
-/// steps' table (FP64: 4.7 KB a warp against 16 KB for the two slots) and registers alone
-/// bound the warps an SM keeps. The next matrix's lines are prefetched into L2 while the
-/// current one is factored.
-/// The launch bounds aim at 16 resident warps per SM in FP64 (128 registers, no spills; 20
-/// warps at 96 registers spilled and measured 1.31 ms against 1.10 for 64 x 16, session 10
-/// run 4) and 20 in FP32. kFast: a matrix with k = W first takes rows_step's branch-free form
-/// (measured faster in FP32; in FP64 selectable by GPUQR_BATCHED_ROWS_FAST=1 for the A/B).
-template <class T, int W>
-struct RowsDirectCfg {
-  using Rows = RowsCfg<T, W>;
-  static constexpr int kWarps = 4;
-  static constexpr int kWarpElems = 32 * Rows::kStride + W;  // table and w
-  static constexpr int kTargetWarps = sizeof(T) == 8 ? 16 : 20;
-};
-
-template <class T, int W, bool kFast>
-__global__ void __launch_bounds__(RowsDirectCfg<T, W>::kWarps * 32,
-                                  RowsDirectCfg<T, W>::kTargetWarps / RowsDirectCfg<T, W>::kWarps)
-    rows_direct_geqrf_kernel(DeviceBatch<T> batch) {
-  using D = RowsDirectCfg<T, W>;
-  using R = typename D::Rows;
-  extern __shared__ __align__(16) unsigned char smem_raw[];
-  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-  T* const table = reinterpret_cast<T*>(smem_raw) + warp * D::kWarpElems;
-  const std::int64_t step = std::int64_t(gridDim.x) * D::kWarps;
-  const int gq = lane % R::kGran, part = lane / R::kGran;
-  for (std::int64_t base = std::int64_t(blockIdx.x) * D::kWarps + warp; base < batch.count;
-       base += step) {
-    const Desc<T> cur = desc_at(batch, base);
-    const int m = cur.m, n = cur.n, k = min(m, n);
-    T a0[W], a1[W];
-#pragma unroll
-    for (int c = 0; c < W; ++c) {
-      const T* col = cur.a + c * cur.ld;
-      a0[c] = c < n && lane < m ? col[lane] : T(0);
-      a1[c] = c < n && lane + 32 < m ? col[lane + 32] : T(0);
-    }
-    {
-      // The next matrix's columns into L2, a matrix's worth of 128-byte lines spread over the
-      // lanes: per column the lines of bytes 0, 128, ... and of its last byte (a column need
-      // not start on a line), every address inside the column.
-      const Desc<T> next = desc_at(batch, base + step);
-      prefetch_desc(batch, base + 2 * step);
-      const int bytes = next.m * int(sizeof(T)), lines = (bytes + 127) / 128 + 1;
-      const int total = next.m > 0 ? lines * next.n : 0;
-      for (int e = lane; e < total; e += 32) {
-        const int c = e / lines, l = e - c * lines;
-        const char* p = reinterpret_cast<const char*>(next.a + c * next.ld) +
-                        (l < lines - 1 ? l * 128 : bytes - 1);
-        asm volatile("prefetch.global.L2 [%0];" ::"l"(p));
-      }
-    }
-    T my_tau = 0;
-    {
-      const RowsLane<T> q{m,
-                          __reduce_max_sync(kFull, k),
-                          lane,
-                          table + lane * R::kStride,
-                          table + part * R::kPartRows * R::kStride + gq * R::kGe,
-                          table + 32 * R::kStride};
-      // The branch-free form first where it applies; the general one (one copy of the code)
-      // where it does not, or where a column left larfg's common path (entries near under-
-      // or overflow, a zero subcolumn, NaN): then the matrix again from global memory (still
-      // the input), with LAPACK's scaled path where needed.
-      bool bad = !kFast || q.kmax != W;
-      if (!bad) {
-        rows_all<R, W, true>(std::make_integer_sequence<int, W>{}, q, a0, a1, my_tau, bad);
-        bad = __any_sync(kFull, bad);
-        if (bad) {
-          const Desc<T> again = desc_at(batch, opaque(base));
-#pragma unroll
-          for (int c = 0; c < W; ++c) {
-            const T* col = again.a + c * again.ld;
-            a0[c] = c < n && lane < m ? col[lane] : T(0);
-            a1[c] = c < n && lane + 32 < m ? col[lane + 32] : T(0);
-          }
-          my_tau = 0;
-        }
-      }
-      if (bad) rows_all<R, W, false>(std::make_integer_sequence<int, W>{}, q, a0, a1, my_tau, bad);
-    }
-    const Desc<T> out = desc_at(batch, opaque(base));
-#pragma unroll
-    for (int c = 0; c < W; ++c) {
-      T* col = out.a + c * out.ld;
-      if (c < n && lane < m) col[lane] = a0[c];
-      if (c < n && lane + 32 < m) col[lane + 32] = a1[c];
-    }
-    if (lane < k) out.tau[lane] = my_tau;
-    __syncwarp();  // the table is read before the next matrix's first step writes it
-  }
-}
-
-template <class T, int W, bool kFast>
-void launch_rows_direct_kernel(const DeviceBatch<T>& b, cudaStream_t stream) {
-  using D = RowsDirectCfg<T, W>;
-  auto kernel = rows_direct_geqrf_kernel<T, W, kFast>;
-  const int bytes = D::kWarps * D::kWarpElems * int(sizeof(T));
-  int device = 0, sms = 0, per_sm = 0;
-  GPUQR_CUDA_CHECK(cudaGetDevice(&device));
-  GPUQR_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-  GPUQR_CUDA_CHECK(
-      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, D::kWarps * 32, bytes));
-  const std::int64_t needed = (b.count + D::kWarps - 1) / D::kWarps;
-  const std::int64_t resident = std::int64_t(std::max(sms, 1)) * std::max(per_sm, 1);
-  const std::int64_t blocks = std::min(needed, resident);
-  kernel<<<static_cast<unsigned>(blocks), D::kWarps * 32, bytes, stream>>>(b);
-  GPUQR_CUDA_CHECK_LAUNCH(stream);
-}
-
-template <class T, int W>
-void launch_rows_kernel(const DeviceBatch<T>& b, cudaStream_t stream) {
-  using C = typename RowsCfg<T, W>::Layout;
-  auto kernel = rows_geqrf_kernel<T, W>;
-  const int bytes = C::kWarps * C::kWarpBytes;
-  int device = 0, sms = 0, per_sm = 0;
-  GPUQR_CUDA_CHECK(cudaGetDevice(&device));
-  GPUQR_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-  GPUQR_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
-                                        cudaSharedmemCarveoutMaxShared));
-  GPUQR_CUDA_CHECK(
-      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, C::kThreads, bytes));
-  const std::int64_t needed = (b.count + C::kWarps - 1) / C::kWarps;
-  const std::int64_t resident = std::int64_t(std::max(sms, 1)) * std::max(per_sm, 1);
-  const std::int64_t blocks = std::min(needed, resident);
-  kernel<<<static_cast<unsigned>(blocks), C::kThreads, bytes, stream>>>(b);
-  GPUQR_CUDA_CHECK_LAUNCH(stream);
-}
-
 template <class T, int W, int R, int S, bool H = false>
 void launch_one(const DeviceBatch<T>& b, cudaStream_t stream) {
   using C = SmallCfg<T, W, R, S, H>;
@@ -1057,10 +601,10 @@ void launch_one(const DeviceBatch<T>& b, cudaStream_t stream) {
 
 /// The kernel of the classes with 32 < m <= 64 (GPUQR_BATCHED_SMALL_TALL, read once; tests
 /// steer it with set_batched_small_tall): 0 the columns kernel with every other row on a
-/// lane, 1 with a contiguous half of the rows on a lane; for n > 8 (else as 1) 2 the rows
-/// kernel staged through shared memory, 3 (default) the rows kernel loading its registers
-/// directly. Measured (H100, session 10 runs 1-2, 64 x 16, 1 GiB, ms for 0 / 1 / 2 / 3):
-/// FP64 1.708 / 1.760 / 1.263 / 1.091, FP32 2.324 / 1.951 / 1.514 / 1.240.
+/// lane, 1 with a contiguous half of the rows on a lane; for n > 8 (else as 1) 3 (default;
+/// 2, once a version staged through shared memory, now the same) the rows kernel
+/// (batched_rows_small.cu). Measured (H100, session 10 runs 1-2, 64 x 16, 1 GiB, ms for 0 /
+/// 1 / staged / 3): FP64 1.708 / 1.760 / 1.263 / 1.091, FP32 2.324 / 1.951 / 1.514 / 1.240.
 int tall_layout() {
   const int forced = small_tall_override.load();
   if (forced >= 0) return forced;
@@ -1071,18 +615,6 @@ int tall_layout() {
     return 3;
   }();
   return knob;
-}
-
-/// GPUQR_BATCHED_ROWS_FAST (read once; tests: set_batched_rows_fast): 1 gives the FP64 direct
-/// rows kernel the branch-free form first (see RowsDirectCfg), else the general form only.
-bool rows_fast() {
-  const int forced = rows_fast_override.load();
-  if (forced >= 0) return forced != 0;
-  static const bool on = [] {
-    const char* text = std::getenv("GPUQR_BATCHED_ROWS_FAST");
-    return text != nullptr && std::strcmp(text, "1") == 0;
-  }();
-  return on;
 }
 
 /// The class's kernel. Two lanes per column only where m > 32 (one lane's 32 rows would not
@@ -1104,17 +636,8 @@ void launch_current(const DeviceBatch<T>& b, int cls, cudaStream_t stream) {
     case 5: launch_one<T, 16, 16, 1>(b, stream); break;
     case 6: launch_one<T, 16, 32, 1>(b, stream); break;
     case 7:
-      if (tall_layout() == 3) {
-        if constexpr (sizeof(T) == 4) {
-          launch_rows_direct_kernel<T, 16, true>(b, stream);
-        } else {
-          if (rows_fast())
-            launch_rows_direct_kernel<T, 16, true>(b, stream);
-          else
-            launch_rows_direct_kernel<T, 16, false>(b, stream);
-        }
-      } else if (tall_layout() == 2)
-        launch_rows_kernel<T, 16>(b, stream);
+      if (tall_layout() >= 2)
+        launch_rows_small_geqrf(b, stream);
       else if (tall_layout() == 1)
         launch_one<T, 16, 64, 2, true>(b, stream);
       else
