@@ -25,13 +25,14 @@
 // registers alone bound the warps an SM keeps); the next matrix is prefetched into L2. A
 // version staged through shared memory like the small kernel measured 1.253-1.279 ms for
 // 64 x 16 FP64 against 1.091-1.110 (H100, session 10 runs 2-3) and was removed.
+#include <cuda_pipeline.h>
 #include <cuda_runtime.h>
 
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <cstdlib>
-#include <cstring>
+#include <limits>
 #include <utility>
 
 #include "src/core/batched_kernels.hpp"
@@ -43,9 +44,13 @@
 namespace gpuqr::kernels::cuda {
 namespace {
 std::atomic<int> rows_fast_override{-1};
+std::atomic<int> rows_stage_override{-1};
+std::atomic<int> rows_downdate_override{-1};
 }  // namespace
 
 void set_batched_rows_fast(int fast) { rows_fast_override.store(fast); }
+void set_batched_rows_stage(int stage) { rows_stage_override.store(stage); }
+void set_batched_rows_downdate(int downdate) { rows_downdate_override.store(downdate); }
 
 namespace batched {
 namespace {
@@ -104,26 +109,52 @@ struct RowsLane {
   T* wrow;       // the row of w
 };
 
+/// What step J leaves for step J + 1 when kDowndate: column J + 1's larfg inputs, found
+/// without a reduction of its own. H_J keeps the norm of column J + 1's rows >= J, so the
+/// squared norm of its rows >= J + 1 after the update is total = S - r^2, with S the squared
+/// norm of its rows >= J before the update (summed in step J's table pass, in column J's
+/// otherwise unused slot) and r its new entry in row J. Taken only where the subtraction
+/// cannot cancel (total >= S / 4: then its rounding error is a few ulps of total, as the
+/// direct sum's) and every value is in larfg's common range; otherwise (`ok` false, the same
+/// on every lane) step J + 1 sums the squares itself. x == 0 is still found exactly (a vote),
+/// so tau = 0 where LAPACK gives it.
+template <class T>
+struct RowsNext {
+  bool ok = false;
+  T total = 0, alpha = 0;
+};
+
 /// Step J of the rows kernel (see above).
 /// kFast: the branch-free form for a matrix with k = W (every step runs; m > 32 > W, so no
 /// column is empty), which assumes every column takes larfg's common path and records in
 /// `bad` any that did not (the caller then factors the matrix again with kFast false). With
 /// no branch in them, the scheduler overlaps one step's tail with the next one's larfg.
-template <class R, int W, int J, bool kFast, class T>
+/// kDowndate: column J's larfg inputs from step J - 1 where RowsNext allows (see there).
+template <class R, int W, int J, bool kFast, bool kDowndate, class T>
 __device__ __forceinline__ void rows_step(const RowsLane<T>& q, T (&a0)[W], T (&a1)[W], T& my_tau,
-                                          bool& bad) {
+                                          bool& bad, RowsNext<T>& nx) {
   if constexpr (!kFast) {
     if (J >= q.kmax) return;  // warp-uniform (k is the same on every lane)
   }
   constexpr int kE = R::kGe;
   const int lane = q.lane;
+  const RowsNext<T> prev = nx;
+  nx.ok = false;
   // 1. larfg on column J.
   const T x0 = lane > J ? a0[J] : T(0), x1 = a1[J];
-  const T ss = group_sum<32>(x0 * x0 + x1 * x1);
-  const T alpha = __shfl_sync(kFull, a0[J], J);
   const bool empty = J + 1 >= q.m;  // no rows below the diagonal: H = I
-  const T total = alpha * alpha + ss;
-  const bool fast = larfg_in_range(ss, total);
+  T alpha, total;
+  bool fast;
+  if (kDowndate && J > 0 && (kFast || prev.ok)) {  // warp-uniform
+    alpha = prev.alpha;
+    total = prev.total;
+    fast = (!kFast || prev.ok) && __any_sync(kFull, x0 != T(0) || x1 != T(0));
+  } else {
+    const T ss = group_sum<32>(x0 * x0 + x1 * x1);
+    alpha = __shfl_sync(kFull, a0[J], J);
+    total = alpha * alpha + ss;
+    fast = larfg_in_range(ss, total);
+  }
   bool reflect = false;
   T tau = 0, beta = alpha, v0 = x0, v1 = x1;
   if constexpr (kFast) {
@@ -162,26 +193,35 @@ __device__ __forceinline__ void rows_step(const RowsLane<T>& q, T (&a0)[W], T (&
   a0[J] = lane > J ? v0 : (lane == J ? beta : a0[J]);
   a1[J] = v1;
   if constexpr (J + 1 < W) {
-    // 2. This lane's partial sums of v^T a_c for c > J (whole granules from J + 1's).
+    // 2. This lane's partial sums of v^T a_c for c > J (whole granules from J + 1's), and
+    // (kDowndate) of S in slot J (from J's granule).
     constexpr int g0 = (J + 1) / kE;
+    constexpr int gs = kDowndate ? J / kE : g0;
 #pragma unroll
-    for (int g = g0; g < R::kGran; ++g) {
+    for (int g = gs; g < R::kGran; ++g) {
       T p[kE];
 #pragma unroll
       for (int e = 0; e < kE; ++e) {
         const int c = g * kE + e;
-        p[e] = c > J ? fma(v0, a0[c], v1 * a1[c]) : T(0);
+        if (c > J) {
+          p[e] = fma(v0, a0[c], v1 * a1[c]);
+        } else if (kDowndate && c == J) {
+          const T t0 = lane >= J ? a0[J + 1] : T(0);
+          p[e] = fma(t0, t0, a1[J + 1] * a1[J + 1]);
+        } else {
+          p[e] = T(0);
+        }
       }
       store_granule(q.put + g * kE, p);
     }
     __syncwarp();
     // 3. Lane L sums granule L % kGran of kPartRows rows; xor shuffles join the parts; the
-    // lanes of part 0 write w = tau * (v^T a) for their granule.
+    // lanes of part 0 write w = tau * (v^T a) for their granule (kDowndate: S unscaled).
     // Lanes of granules left of J + 1's sit out the loads (a shared-memory load costs by the
     // addresses of its active lanes: about half the wavefronts over a factorization).
     const int gq = lane % R::kGran;
     T sums[kE] = {};
-    if (gq >= g0) {
+    if (gq >= gs) {
       T acc[2][kE];
 #pragma unroll
       for (int i = 0; i < R::kPartRows; ++i) {
@@ -198,9 +238,11 @@ __device__ __forceinline__ void rows_step(const RowsLane<T>& q, T (&a0)[W], T (&
 #pragma unroll
       for (int e = 0; e < kE; ++e) sums[e] += __shfl_xor_sync(kFull, sums[e], o);
     }
-    if (lane < R::kGran && gq >= g0) {
+    if (lane < R::kGran && gq >= gs) {
 #pragma unroll
-      for (int e = 0; e < kE; ++e) sums[e] *= tau;
+      for (int e = 0; e < kE; ++e) {
+        if (!kDowndate || gq * kE + e != J) sums[e] *= tau;
+      }
       store_granule(q.wrow + gq * kE, sums);
     }
     __syncwarp();
@@ -212,27 +254,45 @@ __device__ __forceinline__ void rows_step(const RowsLane<T>& q, T (&a0)[W], T (&
       for (int e = 0; e < kE; ++e) {
         const int c = g * kE + e;
         if (c > J) {
-          a0[c] -= v0 * w[e];
-          a1[c] -= v1 * w[e];
+          a0[c] = fma(-v0, w[e], a0[c]);
+          a1[c] = fma(-v1, w[e], a1[c]);
         }
       }
+    }
+    if constexpr (kDowndate) {
+      // Column J + 1's new entries in rows J and J + 1 (r, alpha) and S.
+      const T s = q.wrow[J];
+      const T r = __shfl_sync(kFull, a0[J + 1], J);
+      nx.alpha = __shfl_sync(kFull, a0[J + 1], J + 1);
+      nx.total = fma(-r, r, s);
+      nx.ok = nx.total >= T(0.25) * s && nx.total >= kLarfgTiny<T> &&
+              s <= std::numeric_limits<T>::max();
     }
     __syncwarp();  // the table and w are read before the next step writes them
   }
 }
 
-template <class R, int W, bool kFast, class T, int... Js>
-__device__ __forceinline__ void rows_all(std::integer_sequence<int, Js...>, const RowsLane<T>& q,
-                                         T (&a0)[W], T (&a1)[W], T& my_tau, bool& bad) {
-  (rows_step<R, W, Js, kFast>(q, a0, a1, my_tau, bad), ...);
+template <class R, int W, bool kFast, bool kDowndate, int kFrom, class T, int... Js>
+__device__ __forceinline__ void rows_range(std::integer_sequence<int, Js...>, const RowsLane<T>& q,
+                                           T (&a0)[W], T (&a1)[W], T& my_tau, bool& bad,
+                                           RowsNext<T>& nx) {
+  (rows_step<R, W, kFrom + Js, kFast, kDowndate>(q, a0, a1, my_tau, bad, nx), ...);
 }
 
-/// The kernel (GPUQR_BATCHED_SMALL_TALL=3, the default for its class): a lane loads its
-/// two rows of every column straight into registers (each column one or two coalesced
-/// accesses of the warp) and stores them back the same way, so shared memory holds only the
-/// steps' table (FP64: 4.7 KB a warp against 16 KB for the two slots) and registers alone
-/// bound the warps an SM keeps. The next matrix's lines are prefetched into L2 while the
-/// current one is factored.
+/// How the rows kernel gets the next matrix while it factors the current one
+/// (GPUQR_BATCHED_ROWS_STAGE; tests: set_batched_rows_stage).
+enum RowsStage : int {
+  kStageL2 = 0,    // its lines prefetched into L2 when the current matrix starts
+  kStageNone = 1,  // not at all: loads straight from memory
+  kStageSmem = 2,  // copied into a shared-memory slot of the warp (cp.async), read from there
+  kStageL2Mid = 3  // its lines prefetched into L2 halfway through the current matrix
+};
+
+/// The kernel (GPUQR_BATCHED_SMALL_TALL=3, the default for its class): a lane holds its two
+/// rows of every column in registers and stores them back straight to global memory (each
+/// column one or two coalesced accesses of the warp), so shared memory holds only the steps'
+/// table (FP64: 4.7 KB a warp), plus with kStageSmem one 8 KB slot for the next matrix, and
+/// registers bound the warps an SM keeps.
 /// The launch bounds aim at 16 resident warps per SM in FP64 (128 registers, no spills; 20
 /// warps at 96 registers spilled and measured 1.31 ms against 1.10 for 64 x 16, session 10
 /// run 4) and 20 in FP32. kFast: a matrix with k = W first takes rows_step's branch-free form
@@ -242,45 +302,103 @@ struct RowsDirectCfg {
   using Rows = RowsCfg<T, W>;
   static constexpr int kWarps = 4;
   static constexpr int kWarpElems = 32 * Rows::kStride + W;  // table and w
+  static constexpr int kSlotLd = 64;                         // rows of a slot's column
+  static constexpr int kSlotElems = kSlotLd * W;
   static constexpr int kTargetWarps = sizeof(T) == 8 ? 16 : 20;
+  static constexpr int warp_elems(int stage) {
+    return kWarpElems + (stage == kStageSmem ? kSlotElems : 0);
+  }
 };
 
-template <class T, int W, bool kFast>
+/// The lines of matrix d into L2, a matrix's worth of 128-byte lines spread over the lanes:
+/// per column the lines of bytes 0, 128, ... and of its last byte (a column need not start
+/// on a line), every address inside the column.
+template <class T>
+__device__ __forceinline__ void prefetch_lines(const Desc<T>& d, int lane) {
+  const int bytes = d.m * int(sizeof(T)), lines = (bytes + 127) / 128 + 1;
+  const int total = d.m > 0 ? lines * d.n : 0;
+  for (int e = lane; e < total; e += 32) {
+    const int c = e / lines, l = e - c * lines;
+    const char* p =
+        reinterpret_cast<const char*>(d.a + c * d.ld) + (l < lines - 1 ? l * 128 : bytes - 1);
+    asm volatile("prefetch.global.L2 [%0];" ::"l"(p));
+  }
+}
+
+/// Starts the copy of matrix d (m <= 64, n <= W) into the warp's slot (cp.async; the caller
+/// commits): whole 16-byte granules where the columns are 16-byte aligned, then the rows
+/// past the last whole granule (and every row of unaligned columns) element by element.
+/// Nothing past row m or column n is read.
+template <class C, class T>
+__device__ __forceinline__ void fetch_rows(const Desc<T>& d, T* slot, int lane) {
+  constexpr int kE = 16 / int(sizeof(T));
+  const int m = d.m, cols = d.n;
+  if (m <= 0 || cols <= 0) return;
+  const bool aligned = (reinterpret_cast<std::uintptr_t>(d.a) % 16 == 0) &&
+                       ((d.ld * std::int64_t(sizeof(T))) % 16 == 0);
+  const int whole = aligned ? m / kE : 0;  // whole granules per column
+  for (int e = lane; e < whole * cols; e += 32) {
+    const int c = e / whole, g = e - c * whole;
+    __pipeline_memcpy_async(slot + c * C::kSlotLd + g * kE, d.a + c * d.ld + g * kE, 16);
+  }
+  const int rest = m - whole * kE;  // rows copied one by one, per column
+  for (int e = lane; e < rest * cols; e += 32) {
+    const int c = e / rest, i = whole * kE + (e - c * rest);
+    __pipeline_memcpy_async(slot + c * C::kSlotLd + i, d.a + c * d.ld + i, sizeof(T));
+  }
+}
+
+template <class R, int W, bool kFast, bool kDowndate, int kFrom, int kTo, class T>
+__device__ __forceinline__ void rows_steps(const RowsLane<T>& q, T (&a0)[W], T (&a1)[W],
+                                           T& my_tau, bool& bad, RowsNext<T>& nx) {
+  rows_range<R, W, kFast, kDowndate, kFrom>(std::make_integer_sequence<int, kTo - kFrom>{}, q,
+                                            a0, a1, my_tau, bad, nx);
+}
+
+template <class T, int W, bool kFast, bool kDowndate>
 __global__ void __launch_bounds__(RowsDirectCfg<T, W>::kWarps * 32,
                                   RowsDirectCfg<T, W>::kTargetWarps / RowsDirectCfg<T, W>::kWarps)
-    rows_direct_geqrf_kernel(DeviceBatch<T> batch) {
+    rows_direct_geqrf_kernel(DeviceBatch<T> batch, int stage) {
   using D = RowsDirectCfg<T, W>;
   using R = typename D::Rows;
   extern __shared__ __align__(16) unsigned char smem_raw[];
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-  T* const table = reinterpret_cast<T*>(smem_raw) + warp * D::kWarpElems;
+  T* const table = reinterpret_cast<T*>(smem_raw) + warp * D::warp_elems(stage);
+  T* const slot = table + D::kWarpElems;  // kStageSmem only
   const std::int64_t step = std::int64_t(gridDim.x) * D::kWarps;
   const int gq = lane % R::kGran, part = lane / R::kGran;
-  for (std::int64_t base = std::int64_t(blockIdx.x) * D::kWarps + warp; base < batch.count;
-       base += step) {
+  const std::int64_t first = std::int64_t(blockIdx.x) * D::kWarps + warp;
+  if (stage == kStageSmem && first < batch.count) {
+    fetch_rows<D>(desc_at(batch, first), slot, lane);
+    __pipeline_commit();
+  }
+  for (std::int64_t base = first; base < batch.count; base += step) {
     const Desc<T> cur = desc_at(batch, base);
     const int m = cur.m, n = cur.n, k = min(m, n);
     T a0[W], a1[W];
+    if (stage == kStageSmem) {
+      __pipeline_wait_prior(0);
+      __syncwarp();
 #pragma unroll
-    for (int c = 0; c < W; ++c) {
-      const T* col = cur.a + c * cur.ld;
-      a0[c] = c < n && lane < m ? col[lane] : T(0);
-      a1[c] = c < n && lane + 32 < m ? col[lane + 32] : T(0);
-    }
-    {
-      // The next matrix's columns into L2, a matrix's worth of 128-byte lines spread over the
-      // lanes: per column the lines of bytes 0, 128, ... and of its last byte (a column need
-      // not start on a line), every address inside the column.
-      const Desc<T> next = desc_at(batch, base + step);
-      prefetch_desc(batch, base + 2 * step);
-      const int bytes = next.m * int(sizeof(T)), lines = (bytes + 127) / 128 + 1;
-      const int total = next.m > 0 ? lines * next.n : 0;
-      for (int e = lane; e < total; e += 32) {
-        const int c = e / lines, l = e - c * lines;
-        const char* p = reinterpret_cast<const char*>(next.a + c * next.ld) +
-                        (l < lines - 1 ? l * 128 : bytes - 1);
-        asm volatile("prefetch.global.L2 [%0];" ::"l"(p));
+      for (int c = 0; c < W; ++c) {
+        a0[c] = c < n && lane < m ? slot[c * D::kSlotLd + lane] : T(0);
+        a1[c] = c < n && lane + 32 < m ? slot[c * D::kSlotLd + lane + 32] : T(0);
       }
+      __syncwarp();  // the slot is read before the next matrix's copy overwrites it
+      if (base + step < batch.count) {
+        prefetch_desc(batch, base + 2 * step);
+        fetch_rows<D>(desc_at(batch, base + step), slot, lane);
+        __pipeline_commit();
+      }
+    } else {
+#pragma unroll
+      for (int c = 0; c < W; ++c) {
+        const T* col = cur.a + c * cur.ld;
+        a0[c] = c < n && lane < m ? col[lane] : T(0);
+        a1[c] = c < n && lane + 32 < m ? col[lane + 32] : T(0);
+      }
+      if (stage == kStageL2) prefetch_lines(desc_at(batch, base + step), lane);
+      prefetch_desc(batch, base + 2 * step);
     }
     T my_tau = 0;
     {
@@ -295,8 +413,15 @@ __global__ void __launch_bounds__(RowsDirectCfg<T, W>::kWarps * 32,
       // or overflow, a zero subcolumn, NaN): then the matrix again from global memory (still
       // the input), with LAPACK's scaled path where needed.
       bool bad = !kFast || q.kmax != W;
+      bool mid = stage == kStageL2Mid;  // the next matrix's prefetch still to issue
+      RowsNext<T> nx;
       if (!bad) {
-        rows_all<R, W, true>(std::make_integer_sequence<int, W>{}, q, a0, a1, my_tau, bad);
+        rows_steps<R, W, true, kDowndate, 0, W / 2>(q, a0, a1, my_tau, bad, nx);
+        if (mid) {
+          prefetch_lines(desc_at(batch, base + step), lane);
+          mid = false;
+        }
+        rows_steps<R, W, true, kDowndate, W / 2, W>(q, a0, a1, my_tau, bad, nx);
         bad = __any_sync(kFull, bad);
         if (bad) {
           const Desc<T> again = desc_at(batch, opaque(base));
@@ -307,9 +432,14 @@ __global__ void __launch_bounds__(RowsDirectCfg<T, W>::kWarps * 32,
             a1[c] = c < n && lane + 32 < m ? col[lane + 32] : T(0);
           }
           my_tau = 0;
+          nx = RowsNext<T>{};
         }
       }
-      if (bad) rows_all<R, W, false>(std::make_integer_sequence<int, W>{}, q, a0, a1, my_tau, bad);
+      if (bad) {
+        rows_steps<R, W, false, kDowndate, 0, W / 2>(q, a0, a1, my_tau, bad, nx);
+        if (mid) prefetch_lines(desc_at(batch, base + step), lane);
+        rows_steps<R, W, false, kDowndate, W / 2, W>(q, a0, a1, my_tau, bad, nx);
+      }
     }
     const Desc<T> out = desc_at(batch, opaque(base));
 #pragma unroll
@@ -323,46 +453,76 @@ __global__ void __launch_bounds__(RowsDirectCfg<T, W>::kWarps * 32,
   }
 }
 
-template <class T, int W, bool kFast>
-void launch_rows_direct_kernel(const DeviceBatch<T>& b, cudaStream_t stream) {
+template <class T, int W, bool kFast, bool kDowndate>
+void launch_rows_direct_kernel(const DeviceBatch<T>& b, int stage, cudaStream_t stream) {
   using D = RowsDirectCfg<T, W>;
-  auto kernel = rows_direct_geqrf_kernel<T, W, kFast>;
-  const int bytes = D::kWarps * D::kWarpElems * int(sizeof(T));
+  auto kernel = rows_direct_geqrf_kernel<T, W, kFast, kDowndate>;
+  const int bytes = D::kWarps * D::warp_elems(stage) * int(sizeof(T));
   int device = 0, sms = 0, per_sm = 0;
   GPUQR_CUDA_CHECK(cudaGetDevice(&device));
   GPUQR_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  GPUQR_CUDA_CHECK(
+      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
   GPUQR_CUDA_CHECK(
       cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, D::kWarps * 32, bytes));
   const std::int64_t needed = (b.count + D::kWarps - 1) / D::kWarps;
   const std::int64_t resident = std::int64_t(std::max(sms, 1)) * std::max(per_sm, 1);
   const std::int64_t blocks = std::min(needed, resident);
-  kernel<<<static_cast<unsigned>(blocks), D::kWarps * 32, bytes, stream>>>(b);
+  kernel<<<static_cast<unsigned>(blocks), D::kWarps * 32, bytes, stream>>>(b, stage);
   GPUQR_CUDA_CHECK_LAUNCH(stream);
 }
 
-/// GPUQR_BATCHED_ROWS_FAST (read once; tests: set_batched_rows_fast): 1 gives the FP64 kernel
-/// the branch-free form first (see RowsDirectCfg), else the general form only.
+/// An integer environment variable, `fallback` where unset or empty.
+int env_int(const char* name, int fallback) {
+  const char* text = std::getenv(name);
+  return text == nullptr || *text == '\0' ? fallback : std::atoi(text);
+}
+
+/// The test hook's value where set (>= 0), else the environment's (read once by the caller).
+int knob(const std::atomic<int>& forced, int env) {
+  const int f = forced.load();
+  return f >= 0 ? f : env;
+}
+
+/// GPUQR_BATCHED_ROWS_FAST (tests: set_batched_rows_fast): 1 gives the FP64 kernel the
+/// branch-free form first (see RowsDirectCfg), else the general form only.
 bool rows_fast() {
-  const int forced = rows_fast_override.load();
-  if (forced >= 0) return forced != 0;
-  static const bool on = [] {
-    const char* text = std::getenv("GPUQR_BATCHED_ROWS_FAST");
-    return text != nullptr && std::strcmp(text, "1") == 0;
-  }();
-  return on;
+  static const int env = env_int("GPUQR_BATCHED_ROWS_FAST", 0);
+  return knob(rows_fast_override, env) == 1;
+}
+
+/// GPUQR_BATCHED_ROWS_STAGE (tests: set_batched_rows_stage): a RowsStage.
+int rows_stage() {
+  static const int env = env_int("GPUQR_BATCHED_ROWS_STAGE", kStageL2);
+  const int s = knob(rows_stage_override, env);
+  return s >= kStageL2 && s <= kStageL2Mid ? s : kStageL2;
+}
+
+/// GPUQR_BATCHED_ROWS_DOWNDATE (tests: set_batched_rows_downdate): 1 takes column J's larfg
+/// inputs from step J - 1 (RowsNext), 0 sums them in each step.
+bool rows_downdate() {
+  static const int env = env_int("GPUQR_BATCHED_ROWS_DOWNDATE", 0);
+  return knob(rows_downdate_override, env) == 1;
 }
 
 }  // namespace
 
 template <class T>
 void launch_rows_small_geqrf(const DeviceBatch<T>& b, cudaStream_t stream) {
+  const int stage = rows_stage();
+  const bool dd = rows_downdate();
   if constexpr (sizeof(T) == 4) {
-    launch_rows_direct_kernel<T, 16, true>(b, stream);
+    if (dd)
+      launch_rows_direct_kernel<T, 16, true, true>(b, stage, stream);
+    else
+      launch_rows_direct_kernel<T, 16, true, false>(b, stage, stream);
   } else {
     if (rows_fast())
-      launch_rows_direct_kernel<T, 16, true>(b, stream);
+      launch_rows_direct_kernel<T, 16, true, false>(b, stage, stream);
+    else if (dd)
+      launch_rows_direct_kernel<T, 16, false, true>(b, stage, stream);
     else
-      launch_rows_direct_kernel<T, 16, false>(b, stream);
+      launch_rows_direct_kernel<T, 16, false, false>(b, stage, stream);
   }
 }
 
