@@ -131,14 +131,13 @@ void set_batched_small_tall(int layout);
 void set_batched_rows_fast(int fast);
 
 /// Test hook: how the rows kernel fetches the next matrix (GPUQR_BATCHED_ROWS_STAGE: 0 L2
-/// prefetch when the current one starts, 1 none, 2 a shared-memory slot filled by cp.async,
-/// 3 L2 prefetch halfway through); -1 follows the knob. A build without CUDA ignores it.
+/// prefetch when the current one starts, 1 none (the default), 2 a shared-memory slot filled
+/// by cp.async, 3 L2 prefetch halfway through); -1 follows the knob. A build without CUDA ignores it.
 void set_batched_rows_stage(int stage);
 
-/// Test hook: 1 has the rows kernel take column J's larfg inputs from step J - 1's table pass
-/// where that cannot cancel, 0 sums them in each step; -1 follows GPUQR_BATCHED_ROWS_DOWNDATE.
-/// A build without CUDA ignores it.
-void set_batched_rows_downdate(int downdate);
+/// Test hook: 1 gives the FP64 rows kernel's general steps session 10's form (for the A/B),
+/// 0 the current one; -1 follows GPUQR_BATCHED_ROWS_LEGACY. A build without CUDA ignores it.
+void set_batched_rows_legacy(int legacy);
 
 /// Test hook: launches of the tall-small kernel so far in this process (tests check that the
 /// route they force is the one that ran). A build without CUDA returns 0.

@@ -45,12 +45,12 @@ namespace gpuqr::kernels::cuda {
 namespace {
 std::atomic<int> rows_fast_override{-1};
 std::atomic<int> rows_stage_override{-1};
-std::atomic<int> rows_downdate_override{-1};
+std::atomic<int> rows_legacy_override{-1};
 }  // namespace
 
 void set_batched_rows_fast(int fast) { rows_fast_override.store(fast); }
 void set_batched_rows_stage(int stage) { rows_stage_override.store(stage); }
-void set_batched_rows_downdate(int downdate) { rows_downdate_override.store(downdate); }
+void set_batched_rows_legacy(int legacy) { rows_legacy_override.store(legacy); }
 
 namespace batched {
 namespace {
@@ -109,119 +109,112 @@ struct RowsLane {
   T* wrow;       // the row of w
 };
 
-/// What step J leaves for step J + 1 when kDowndate: column J + 1's larfg inputs, found
-/// without a reduction of its own. H_J keeps the norm of column J + 1's rows >= J, so the
-/// squared norm of its rows >= J + 1 after the update is total = S - r^2, with S the squared
-/// norm of its rows >= J before the update (summed in step J's table pass, in column J's
-/// otherwise unused slot) and r its new entry in row J. Taken only where the subtraction
-/// cannot cancel (total >= S / 4: then its rounding error is a few ulps of total, as the
-/// direct sum's) and every value is in larfg's common range; otherwise (`ok` false, the same
-/// on every lane) step J + 1 sums the squares itself. x == 0 is still found exactly (a vote),
-/// so tau = 0 where LAPACK gives it.
-template <class T>
-struct RowsNext {
-  bool ok = false;
-  T total = 0, alpha = 0;
-};
-
 /// Step J of the rows kernel (see above).
 /// kFast: the branch-free form for a matrix with k = W (every step runs; m > 32 > W, so no
 /// column is empty), which assumes every column takes larfg's common path and records in
-/// `bad` any that did not (the caller then factors the matrix again with kFast false). With
-/// no branch in them, the scheduler overlaps one step's tail with the next one's larfg.
-/// kDowndate: column J's larfg inputs from step J - 1 where RowsNext allows (see there).
-template <class R, int W, int J, bool kFast, bool kDowndate, class T>
+/// `bad` any that did not (the caller then factors the matrix again with kFast false).
+/// Otherwise the common path is the same straight line, and a column that leaves it (empty,
+/// or ||x||^2 out of range: LAPACK's scaled path, tau = 0 for x = 0; warp-uniform, since
+/// every lane holds the same sums) redoes its scalars out of line.
+template <class R, int W, int J, bool kFast, bool kLegacy, class T>
 __device__ __forceinline__ void rows_step(const RowsLane<T>& q, T (&a0)[W], T (&a1)[W], T& my_tau,
-                                          bool& bad, RowsNext<T>& nx) {
+                                          bool& bad) {
   if constexpr (!kFast) {
     if (J >= q.kmax) return;  // warp-uniform (k is the same on every lane)
   }
   constexpr int kE = R::kGe;
   const int lane = q.lane;
-  const RowsNext<T> prev = nx;
-  nx.ok = false;
   // 1. larfg on column J.
   const T x0 = lane > J ? a0[J] : T(0), x1 = a1[J];
-  const bool empty = J + 1 >= q.m;  // no rows below the diagonal: H = I
-  T alpha, total;
-  bool fast;
-  if (kDowndate && J > 0 && (kFast || prev.ok)) {  // warp-uniform
-    alpha = prev.alpha;
-    total = prev.total;
-    fast = (!kFast || prev.ok) && __any_sync(kFull, x0 != T(0) || x1 != T(0));
+  const T ss = group_sum<32>(x0 * x0 + x1 * x1);
+  const T alpha = __shfl_sync(kFull, a0[J], J);
+  const T total = alpha * alpha + ss;
+  const bool fast = larfg_in_range(ss, total);
+  T tau, beta, v0, v1;
+  if constexpr (kLegacy && !kFast) {  // session 10's form, for the A/B (temporary)
+    const bool empty = J + 1 >= q.m;
+    bool reflect = false;
+    tau = 0;
+    beta = alpha;
+    v0 = x0;
+    v1 = x1;
+    if (!empty && fast) {
+      const Scalars<T> h = larfg_scalars(alpha, total);
+      beta = h.beta;
+      tau = h.tau;
+      v0 = x0 * h.scale;
+      v1 = x1 * h.scale;
+      reflect = true;
+    }
+    if (__any_sync(kFull, !empty && !fast)) {
+      const RowsReflector<T> s = rows_larfg_scaled(alpha, x0, x1);
+      if (!empty && !fast) {
+        reflect = s.reflect;
+        beta = s.beta;
+        tau = s.tau;
+        v0 = s.v0;
+        v1 = s.v1;
+      }
+    }
+    if (lane == J) my_tau = tau;
+    if (!__any_sync(kFull, reflect)) return;
   } else {
-    const T ss = group_sum<32>(x0 * x0 + x1 * x1);
-    alpha = __shfl_sync(kFull, a0[J], J);
-    total = alpha * alpha + ss;
-    fast = larfg_in_range(ss, total);
-  }
-  bool reflect = false;
-  T tau = 0, beta = alpha, v0 = x0, v1 = x1;
+  const Scalars<T> h = larfg_scalars(alpha, total);
+  tau = h.tau;
+  beta = h.beta;
+  v0 = x0 * h.scale;
+  v1 = x1 * h.scale;
   if constexpr (kFast) {
     bad = bad || !fast;
-    const Scalars<T> h = larfg_scalars(alpha, total);
-    beta = h.beta;
-    tau = h.tau;
-    v0 = x0 * h.scale;
-    v1 = x1 * h.scale;
-  } else if (!empty && fast) {
-    const Scalars<T> h = larfg_scalars(alpha, total);
-    beta = h.beta;
-    tau = h.tau;
-    v0 = x0 * h.scale;
-    v1 = x1 * h.scale;
-    reflect = true;
-  }
-  if constexpr (!kFast) {
-    if (__any_sync(kFull, !empty && !fast)) {  // rare: warp-uniform, out of line
-      const RowsReflector<T> h = rows_larfg_scaled(alpha, x0, x1);
-      if (!empty && !fast) {
-        reflect = h.reflect;
-        beta = h.beta;
-        tau = h.tau;
-        v0 = h.v0;
-        v1 = h.v1;
+  } else {
+    const bool empty = J + 1 >= q.m;  // no rows below the diagonal: H = I
+    if (__any_sync(kFull, empty || !fast)) {  // rare: warp-uniform, out of line
+      bool reflect = false;
+      tau = 0;
+      beta = alpha;
+      v0 = x0;
+      v1 = x1;
+      if (!empty) {
+        const RowsReflector<T> s = rows_larfg_scaled(alpha, x0, x1);
+        reflect = s.reflect;
+        beta = s.beta;
+        tau = s.tau;
+        v0 = s.v0;
+        v1 = s.v1;
+      }
+      if (!reflect) {  // x stays, as LAPACK's tau = 0
+        if (lane == J) my_tau = T(0);
+        return;
       }
     }
   }
   if (lane == J) my_tau = tau;
-  if constexpr (!kFast) {
-    if (!__any_sync(kFull, reflect)) return;  // x stays, as LAPACK's tau = 0 (warp-uniform)
   }
   v0 = lane > J ? v0 : (lane == J ? T(1) : T(0));
   // Column J becomes R's diagonal and v.
   a0[J] = lane > J ? v0 : (lane == J ? beta : a0[J]);
   a1[J] = v1;
   if constexpr (J + 1 < W) {
-    // 2. This lane's partial sums of v^T a_c for c > J (whole granules from J + 1's), and
-    // (kDowndate) of S in slot J (from J's granule).
+    // 2. This lane's partial sums of v^T a_c for c > J (whole granules from J + 1's).
     constexpr int g0 = (J + 1) / kE;
-    constexpr int gs = kDowndate ? J / kE : g0;
 #pragma unroll
-    for (int g = gs; g < R::kGran; ++g) {
+    for (int g = g0; g < R::kGran; ++g) {
       T p[kE];
 #pragma unroll
       for (int e = 0; e < kE; ++e) {
         const int c = g * kE + e;
-        if (c > J) {
-          p[e] = fma(v0, a0[c], v1 * a1[c]);
-        } else if (kDowndate && c == J) {
-          const T t0 = lane >= J ? a0[J + 1] : T(0);
-          p[e] = fma(t0, t0, a1[J + 1] * a1[J + 1]);
-        } else {
-          p[e] = T(0);
-        }
+        p[e] = c > J ? fma(v0, a0[c], v1 * a1[c]) : T(0);
       }
       store_granule(q.put + g * kE, p);
     }
     __syncwarp();
     // 3. Lane L sums granule L % kGran of kPartRows rows; xor shuffles join the parts; the
-    // lanes of part 0 write w = tau * (v^T a) for their granule (kDowndate: S unscaled).
+    // lanes of part 0 write w = tau * (v^T a) for their granule.
     // Lanes of granules left of J + 1's sit out the loads (a shared-memory load costs by the
     // addresses of its active lanes: about half the wavefronts over a factorization).
     const int gq = lane % R::kGran;
     T sums[kE] = {};
-    if (gq >= gs) {
+    if (gq >= g0) {
       T acc[2][kE];
 #pragma unroll
       for (int i = 0; i < R::kPartRows; ++i) {
@@ -238,11 +231,9 @@ __device__ __forceinline__ void rows_step(const RowsLane<T>& q, T (&a0)[W], T (&
 #pragma unroll
       for (int e = 0; e < kE; ++e) sums[e] += __shfl_xor_sync(kFull, sums[e], o);
     }
-    if (lane < R::kGran && gq >= gs) {
+    if (lane < R::kGran && gq >= g0) {
 #pragma unroll
-      for (int e = 0; e < kE; ++e) {
-        if (!kDowndate || gq * kE + e != J) sums[e] *= tau;
-      }
+      for (int e = 0; e < kE; ++e) sums[e] *= tau;
       store_granule(q.wrow + gq * kE, sums);
     }
     __syncwarp();
@@ -259,24 +250,14 @@ __device__ __forceinline__ void rows_step(const RowsLane<T>& q, T (&a0)[W], T (&
         }
       }
     }
-    if constexpr (kDowndate) {
-      // Column J + 1's new entries in rows J and J + 1 (r, alpha) and S.
-      const T s = q.wrow[J];
-      const T r = __shfl_sync(kFull, a0[J + 1], J);
-      nx.alpha = __shfl_sync(kFull, a0[J + 1], J + 1);
-      nx.total = fma(-r, r, s);
-      nx.ok = nx.total >= T(0.25) * s && nx.total >= kLarfgTiny<T> &&
-              s <= std::numeric_limits<T>::max();
-    }
     __syncwarp();  // the table and w are read before the next step writes them
   }
 }
 
-template <class R, int W, bool kFast, bool kDowndate, int kFrom, class T, int... Js>
+template <class R, int W, bool kFast, bool kLegacy, int kFrom, class T, int... Js>
 __device__ __forceinline__ void rows_range(std::integer_sequence<int, Js...>, const RowsLane<T>& q,
-                                           T (&a0)[W], T (&a1)[W], T& my_tau, bool& bad,
-                                           RowsNext<T>& nx) {
-  (rows_step<R, W, kFrom + Js, kFast, kDowndate>(q, a0, a1, my_tau, bad, nx), ...);
+                                           T (&a0)[W], T (&a1)[W], T& my_tau, bool& bad) {
+  (rows_step<R, W, kFrom + Js, kFast, kLegacy>(q, a0, a1, my_tau, bad), ...);
 }
 
 /// How the rows kernel gets the next matrix while it factors the current one
@@ -348,14 +329,14 @@ __device__ __forceinline__ void fetch_rows(const Desc<T>& d, T* slot, int lane) 
   }
 }
 
-template <class R, int W, bool kFast, bool kDowndate, int kFrom, int kTo, class T>
+template <class R, int W, bool kFast, bool kLegacy, int kFrom, int kTo, class T>
 __device__ __forceinline__ void rows_steps(const RowsLane<T>& q, T (&a0)[W], T (&a1)[W],
-                                           T& my_tau, bool& bad, RowsNext<T>& nx) {
-  rows_range<R, W, kFast, kDowndate, kFrom>(std::make_integer_sequence<int, kTo - kFrom>{}, q,
-                                            a0, a1, my_tau, bad, nx);
+                                           T& my_tau, bool& bad) {
+  rows_range<R, W, kFast, kLegacy, kFrom>(std::make_integer_sequence<int, kTo - kFrom>{}, q, a0, a1,
+                                 my_tau, bad);
 }
 
-template <class T, int W, bool kFast, bool kDowndate>
+template <class T, int W, bool kFast, bool kLegacy>
 __global__ void __launch_bounds__(RowsDirectCfg<T, W>::kWarps * 32,
                                   RowsDirectCfg<T, W>::kTargetWarps / RowsDirectCfg<T, W>::kWarps)
     rows_direct_geqrf_kernel(DeviceBatch<T> batch, int stage) {
@@ -414,14 +395,13 @@ __global__ void __launch_bounds__(RowsDirectCfg<T, W>::kWarps * 32,
       // the input), with LAPACK's scaled path where needed.
       bool bad = !kFast || q.kmax != W;
       bool mid = stage == kStageL2Mid;  // the next matrix's prefetch still to issue
-      RowsNext<T> nx;
       if (!bad) {
-        rows_steps<R, W, true, kDowndate, 0, W / 2>(q, a0, a1, my_tau, bad, nx);
+        rows_steps<R, W, true, kLegacy, 0, W / 2>(q, a0, a1, my_tau, bad);
         if (mid) {
           prefetch_lines(desc_at(batch, base + step), lane);
           mid = false;
         }
-        rows_steps<R, W, true, kDowndate, W / 2, W>(q, a0, a1, my_tau, bad, nx);
+        rows_steps<R, W, true, kLegacy, W / 2, W>(q, a0, a1, my_tau, bad);
         bad = __any_sync(kFull, bad);
         if (bad) {
           const Desc<T> again = desc_at(batch, opaque(base));
@@ -432,13 +412,12 @@ __global__ void __launch_bounds__(RowsDirectCfg<T, W>::kWarps * 32,
             a1[c] = c < n && lane + 32 < m ? col[lane + 32] : T(0);
           }
           my_tau = 0;
-          nx = RowsNext<T>{};
         }
       }
       if (bad) {
-        rows_steps<R, W, false, kDowndate, 0, W / 2>(q, a0, a1, my_tau, bad, nx);
+        rows_steps<R, W, false, kLegacy, 0, W / 2>(q, a0, a1, my_tau, bad);
         if (mid) prefetch_lines(desc_at(batch, base + step), lane);
-        rows_steps<R, W, false, kDowndate, W / 2, W>(q, a0, a1, my_tau, bad, nx);
+        rows_steps<R, W, false, kLegacy, W / 2, W>(q, a0, a1, my_tau, bad);
       }
     }
     const Desc<T> out = desc_at(batch, opaque(base));
@@ -453,10 +432,10 @@ __global__ void __launch_bounds__(RowsDirectCfg<T, W>::kWarps * 32,
   }
 }
 
-template <class T, int W, bool kFast, bool kDowndate>
+template <class T, int W, bool kFast, bool kLegacy>
 void launch_rows_direct_kernel(const DeviceBatch<T>& b, int stage, cudaStream_t stream) {
   using D = RowsDirectCfg<T, W>;
-  auto kernel = rows_direct_geqrf_kernel<T, W, kFast, kDowndate>;
+  auto kernel = rows_direct_geqrf_kernel<T, W, kFast, kLegacy>;
   const int bytes = D::kWarps * D::warp_elems(stage) * int(sizeof(T));
   int device = 0, sms = 0, per_sm = 0;
   GPUQR_CUDA_CHECK(cudaGetDevice(&device));
@@ -493,16 +472,16 @@ bool rows_fast() {
 
 /// GPUQR_BATCHED_ROWS_STAGE (tests: set_batched_rows_stage): a RowsStage.
 int rows_stage() {
-  static const int env = env_int("GPUQR_BATCHED_ROWS_STAGE", kStageL2);
+  static const int env = env_int("GPUQR_BATCHED_ROWS_STAGE", kStageNone);
   const int s = knob(rows_stage_override, env);
   return s >= kStageL2 && s <= kStageL2Mid ? s : kStageL2;
 }
 
-/// GPUQR_BATCHED_ROWS_DOWNDATE (tests: set_batched_rows_downdate): 1 takes column J's larfg
-/// inputs from step J - 1 (RowsNext), 0 sums them in each step.
-bool rows_downdate() {
-  static const int env = env_int("GPUQR_BATCHED_ROWS_DOWNDATE", 0);
-  return knob(rows_downdate_override, env) == 1;
+/// GPUQR_BATCHED_ROWS_LEGACY (tests: set_batched_rows_legacy): 1 gives the FP64 general
+/// steps session 10's form (larfg's scalars merged with the rare path), for the A/B.
+bool rows_legacy() {
+  static const int env = env_int("GPUQR_BATCHED_ROWS_LEGACY", 0);
+  return knob(rows_legacy_override, env) == 1;
 }
 
 }  // namespace
@@ -510,16 +489,12 @@ bool rows_downdate() {
 template <class T>
 void launch_rows_small_geqrf(const DeviceBatch<T>& b, cudaStream_t stream) {
   const int stage = rows_stage();
-  const bool dd = rows_downdate();
   if constexpr (sizeof(T) == 4) {
-    if (dd)
-      launch_rows_direct_kernel<T, 16, true, true>(b, stage, stream);
-    else
-      launch_rows_direct_kernel<T, 16, true, false>(b, stage, stream);
+    launch_rows_direct_kernel<T, 16, true, false>(b, stage, stream);
   } else {
     if (rows_fast())
       launch_rows_direct_kernel<T, 16, true, false>(b, stage, stream);
-    else if (dd)
+    else if (rows_legacy())
       launch_rows_direct_kernel<T, 16, false, true>(b, stage, stream);
     else
       launch_rows_direct_kernel<T, 16, false, false>(b, stage, stream);
