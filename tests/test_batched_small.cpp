@@ -35,8 +35,7 @@ class BatchedSmallCuda : public BackendTest {
     kernels::cuda::set_batched_tall(kernels::cuda::TallRoute::automatic);
     kernels::cuda::set_batched_small_tall(-1);
     kernels::cuda::set_batched_rows_fast(-1);
-    kernels::cuda::set_batched_rows_stage(-1);
-    kernels::cuda::set_batched_rows_legacy(-1);
+    kernels::cuda::set_batched_rows_prefetch(-1);
   }
 };
 
@@ -346,20 +345,17 @@ TEST_P(BatchedSmallCuda, TallClassesMatchTheCpuTwinOnEveryLayout) {
   kernels::cuda::set_batched_small_tall(-1);
 }
 
-// The rows kernel's variants: how the next matrix is fetched (0 L2 prefetch at the start,
-// 1 none, the default, 2 a shared-memory slot filled by cp.async, 3 L2 prefetch halfway) and
-// (FP64) the general steps' form (legacy 1: session 10's, for the A/B). Batches several times
-// the resident warps (each warp fetches its next matrix while it factors the current one),
-// special columns, the CPU twin; then graded, ill-conditioned and rank-deficient matrices by
-// the dense ratios.
+// The rows kernel's variants: FP64 with the general form only and with the branch-free form
+// first (FP32 always has it), without and with the L2 prefetch of each warp's next matrix.
+// Batches several times the resident warps, special columns, the CPU twin; then graded,
+// ill-conditioned and rank-deficient matrices by the dense ratios.
 TEST_P(BatchedSmallCuda, RowsKernelVariantsMatchTheCpuTwin) {
   kernels::cuda::set_batched_small_tall(3);
-  kernels::cuda::set_batched_rows_fast(0);
-  for (const int stage : {0, 1, 2, 3}) {
-    for (const int legacy : {0, 1}) {
-      SCOPED_TRACE("stage " + std::to_string(stage) + ", legacy " + std::to_string(legacy));
-      kernels::cuda::set_batched_rows_stage(stage);
-      kernels::cuda::set_batched_rows_legacy(legacy);
+  for (const int fast : {0, 1}) {
+    for (const int prefetch : {0, 1}) {
+      SCOPED_TRACE("fast " + std::to_string(fast) + ", prefetch " + std::to_string(prefetch));
+      kernels::cuda::set_batched_rows_fast(fast);
+      kernels::cuda::set_batched_rows_prefetch(prefetch);
       GPUQR_FOR_PRECISION(([&]<class T>() {
         check_strided_cases<T>(ctx(), {{64, 16, 5000, 0, 0}, {47, 13, 3000, 1, 1},
                                        {33, 16, 3000, 0, 1}},
@@ -367,7 +363,7 @@ TEST_P(BatchedSmallCuda, RowsKernelVariantsMatchTheCpuTwin) {
         check_listed<T>(ctx(), {{{64, 16}, 2500}, {{41, 15}, 1500}, {{64, 9}, 500}});
         const std::vector<BShape> shapes = interleaved_shapes(
             {{{64, 16}, 400}, {{50, 16}, 200}, {{64, 11}, 200}, {{35, 14}, 200}});
-        const HostBatch<T> host = make_batch<T>(shapes, 77 + 10 * stage + legacy, 4);
+        const HostBatch<T> host = make_batch<T>(shapes, 77 + 10 * fast + prefetch, 4);
         CtxBatch<T> dev = to_ctx_batch<T>(ctx(), host);
         geqrf_vbatched<T>(ctx(), dev.m.data(), dev.n.data(), dev.a_ptrs.data(), dev.ld.data(),
                           dev.tau_ptrs.data(), dev.count());
@@ -378,13 +374,13 @@ TEST_P(BatchedSmallCuda, RowsKernelVariantsMatchTheCpuTwin) {
 }
 
 // Sized for compute-sanitizer: the rows kernel, FP64 with and without the branch-free form,
-// and (layouts 5, 6) fetching the next matrix into a shared-memory slot or into L2.
+// and (layout 5) with the L2 prefetch of the next matrix.
 TEST_P(BatchedSmallCuda, SanitizerSizedRowsKernels) {
-  for (const int layout : {3, 4, 5, 6}) {
+  for (const int layout : {3, 4, 5}) {
     SCOPED_TRACE("layout " + std::to_string(layout));
     kernels::cuda::set_batched_small_tall(3);
-    kernels::cuda::set_batched_rows_fast(layout == 4 ? 1 : 0);
-    kernels::cuda::set_batched_rows_stage(layout == 5 ? 2 : layout == 6 ? 0 : -1);
+    kernels::cuda::set_batched_rows_fast(layout == 3 ? 0 : 1);
+    kernels::cuda::set_batched_rows_prefetch(layout == 5 ? 1 : 0);
     GPUQR_FOR_PRECISION(([&]<class T>() {
       check_strided_cases<T>(ctx(), {{64, 16, 2000, 0, 0}, {47, 13, 1500, 1, 1}});
     }));

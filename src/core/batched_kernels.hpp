@@ -126,18 +126,15 @@ void set_batched_tall_variant(int variant);
 /// GPUQR_BATCHED_SMALL_TALL. A build without CUDA ignores it.
 void set_batched_small_tall(int layout);
 
-/// Test hook: 1 gives the FP64 direct rows kernel its branch-free form first (as FP32 always
-/// has), 0 not; -1 follows GPUQR_BATCHED_ROWS_FAST. A build without CUDA ignores it.
+/// Test hook: 0 gives the FP64 direct rows kernel its general form only, 1 the branch-free
+/// form first (the default, as FP32 always has); -1 follows GPUQR_BATCHED_ROWS_FAST. A build
+/// without CUDA ignores it.
 void set_batched_rows_fast(int fast);
 
-/// Test hook: how the rows kernel fetches the next matrix (GPUQR_BATCHED_ROWS_STAGE: 0 L2
-/// prefetch when the current one starts, 1 none (the default), 2 a shared-memory slot filled
-/// by cp.async, 3 L2 prefetch halfway through); -1 follows the knob. A build without CUDA ignores it.
-void set_batched_rows_stage(int stage);
-
-/// Test hook: 1 gives the FP64 rows kernel's general steps session 10's form (for the A/B),
-/// 0 the current one; -1 follows GPUQR_BATCHED_ROWS_LEGACY. A build without CUDA ignores it.
-void set_batched_rows_legacy(int legacy);
+/// Test hook: 1 has the rows kernel prefetch each warp's next matrix into L2 (session 10's
+/// default, measured slower), 0 not (the default); -1 follows GPUQR_BATCHED_ROWS_PREFETCH. A
+/// build without CUDA ignores it.
+void set_batched_rows_prefetch(int prefetch);
 
 /// Test hook: launches of the tall-small kernel so far in this process (tests check that the
 /// route they force is the one that ran). A build without CUDA returns 0.

@@ -22,10 +22,15 @@
 // it and v below it, as geqrf leaves them.
 //
 // The registers are loaded from and stored to global memory directly (no staging buffers, so
-// registers alone bound the warps an SM keeps); the next matrix is prefetched into L2. A
-// version staged through shared memory like the small kernel measured 1.253-1.279 ms for
-// 64 x 16 FP64 against 1.091-1.110 (H100, session 10 runs 2-3) and was removed.
-#include <cuda_pipeline.h>
+// registers alone bound the warps an SM keeps), with no prefetch of the next matrix: the other
+// warps of the SM hide a load's latency. Measured for 64 x 16 on the H100 (session 11, runs
+// 1-2, 1 GiB; session 10 for the first): a version staged through shared memory like the
+// small kernel, 1.25-1.28 ms against 1.09-1.11; the next matrix prefetched into L2 when the
+// current one starts (session 10's default, GPUQR_BATCHED_ROWS_PREFETCH=1) 1.08-1.11 ms
+// against 0.94-0.97 without: its lines left L2 before they were read, so DRAM reads doubled
+// (468 against 269 MB for 0.25 GiB, ncu); prefetched halfway through, 0.96; copied into a
+// shared-memory slot per warp by cp.async, 0.99-1.03; column J + 1's larfg sum downdated
+// from step J's table pass, 1.14-1.22.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -44,13 +49,11 @@
 namespace gpuqr::kernels::cuda {
 namespace {
 std::atomic<int> rows_fast_override{-1};
-std::atomic<int> rows_stage_override{-1};
-std::atomic<int> rows_legacy_override{-1};
+std::atomic<int> rows_prefetch_override{-1};
 }  // namespace
 
 void set_batched_rows_fast(int fast) { rows_fast_override.store(fast); }
-void set_batched_rows_stage(int stage) { rows_stage_override.store(stage); }
-void set_batched_rows_legacy(int legacy) { rows_legacy_override.store(legacy); }
+void set_batched_rows_prefetch(int prefetch) { rows_prefetch_override.store(prefetch); }
 
 namespace batched {
 namespace {
@@ -116,7 +119,7 @@ struct RowsLane {
 /// Otherwise the common path is the same straight line, and a column that leaves it (empty,
 /// or ||x||^2 out of range: LAPACK's scaled path, tau = 0 for x = 0; warp-uniform, since
 /// every lane holds the same sums) redoes its scalars out of line.
-template <class R, int W, int J, bool kFast, bool kLegacy, class T>
+template <class R, int W, int J, bool kFast, class T>
 __device__ __forceinline__ void rows_step(const RowsLane<T>& q, T (&a0)[W], T (&a1)[W], T& my_tau,
                                           bool& bad) {
   if constexpr (!kFast) {
@@ -130,40 +133,8 @@ __device__ __forceinline__ void rows_step(const RowsLane<T>& q, T (&a0)[W], T (&
   const T alpha = __shfl_sync(kFull, a0[J], J);
   const T total = alpha * alpha + ss;
   const bool fast = larfg_in_range(ss, total);
-  T tau, beta, v0, v1;
-  if constexpr (kLegacy && !kFast) {  // session 10's form, for the A/B (temporary)
-    const bool empty = J + 1 >= q.m;
-    bool reflect = false;
-    tau = 0;
-    beta = alpha;
-    v0 = x0;
-    v1 = x1;
-    if (!empty && fast) {
-      const Scalars<T> h = larfg_scalars(alpha, total);
-      beta = h.beta;
-      tau = h.tau;
-      v0 = x0 * h.scale;
-      v1 = x1 * h.scale;
-      reflect = true;
-    }
-    if (__any_sync(kFull, !empty && !fast)) {
-      const RowsReflector<T> s = rows_larfg_scaled(alpha, x0, x1);
-      if (!empty && !fast) {
-        reflect = s.reflect;
-        beta = s.beta;
-        tau = s.tau;
-        v0 = s.v0;
-        v1 = s.v1;
-      }
-    }
-    if (lane == J) my_tau = tau;
-    if (!__any_sync(kFull, reflect)) return;
-  } else {
   const Scalars<T> h = larfg_scalars(alpha, total);
-  tau = h.tau;
-  beta = h.beta;
-  v0 = x0 * h.scale;
-  v1 = x1 * h.scale;
+  T tau = h.tau, beta = h.beta, v0 = x0 * h.scale, v1 = x1 * h.scale;
   if constexpr (kFast) {
     bad = bad || !fast;
   } else {
@@ -189,7 +160,6 @@ __device__ __forceinline__ void rows_step(const RowsLane<T>& q, T (&a0)[W], T (&
     }
   }
   if (lane == J) my_tau = tau;
-  }
   v0 = lane > J ? v0 : (lane == J ? T(1) : T(0));
   // Column J becomes R's diagonal and v.
   a0[J] = lane > J ? v0 : (lane == J ? beta : a0[J]);
@@ -254,46 +224,32 @@ __device__ __forceinline__ void rows_step(const RowsLane<T>& q, T (&a0)[W], T (&
   }
 }
 
-template <class R, int W, bool kFast, bool kLegacy, int kFrom, class T, int... Js>
-__device__ __forceinline__ void rows_range(std::integer_sequence<int, Js...>, const RowsLane<T>& q,
-                                           T (&a0)[W], T (&a1)[W], T& my_tau, bool& bad) {
-  (rows_step<R, W, kFrom + Js, kFast, kLegacy>(q, a0, a1, my_tau, bad), ...);
+template <class R, int W, bool kFast, class T, int... Js>
+__device__ __forceinline__ void rows_all(std::integer_sequence<int, Js...>, const RowsLane<T>& q,
+                                         T (&a0)[W], T (&a1)[W], T& my_tau, bool& bad) {
+  (rows_step<R, W, Js, kFast>(q, a0, a1, my_tau, bad), ...);
 }
 
-/// How the rows kernel gets the next matrix while it factors the current one
-/// (GPUQR_BATCHED_ROWS_STAGE; tests: set_batched_rows_stage).
-enum RowsStage : int {
-  kStageL2 = 0,    // its lines prefetched into L2 when the current matrix starts
-  kStageNone = 1,  // not at all: loads straight from memory
-  kStageSmem = 2,  // copied into a shared-memory slot of the warp (cp.async), read from there
-  kStageL2Mid = 3  // its lines prefetched into L2 halfway through the current matrix
-};
-
-/// The kernel (GPUQR_BATCHED_SMALL_TALL=3, the default for its class): a lane holds its two
-/// rows of every column in registers and stores them back straight to global memory (each
-/// column one or two coalesced accesses of the warp), so shared memory holds only the steps'
-/// table (FP64: 4.7 KB a warp), plus with kStageSmem one 8 KB slot for the next matrix, and
-/// registers bound the warps an SM keeps.
-/// The launch bounds aim at 16 resident warps per SM in FP64 (128 registers, no spills; 20
-/// warps at 96 registers spilled and measured 1.31 ms against 1.10 for 64 x 16, session 10
-/// run 4) and 20 in FP32. kFast: a matrix with k = W first takes rows_step's branch-free form
-/// (measured faster in FP32; in FP64 selectable by GPUQR_BATCHED_ROWS_FAST=1 for the A/B).
+/// The kernel (GPUQR_BATCHED_SMALL_TALL=3, the default for its class): a lane loads its two
+/// rows of every column straight into registers (each column one or two coalesced accesses of
+/// the warp) and stores them back the same way, so shared memory holds only the steps' table
+/// (FP64: 4.7 KB a warp) and registers alone bound the warps an SM keeps.
+/// The launch bounds aim at 16 resident warps per SM in FP64 (128 registers; 20 warps at 96
+/// registers spilled and measured 1.31 ms against 1.10 for 64 x 16, session 10 run 4) and 20
+/// in FP32. kFast: a matrix with k = W first takes rows_step's branch-free form (the default
+/// in both precisions; FP64 64 x 16 0.88 ms against 0.95-0.97 for the general form only,
+/// session 11 run 2; GPUQR_BATCHED_ROWS_FAST=0 gives FP64 the general form only).
 template <class T, int W>
 struct RowsDirectCfg {
   using Rows = RowsCfg<T, W>;
   static constexpr int kWarps = 4;
   static constexpr int kWarpElems = 32 * Rows::kStride + W;  // table and w
-  static constexpr int kSlotLd = 64;                         // rows of a slot's column
-  static constexpr int kSlotElems = kSlotLd * W;
   static constexpr int kTargetWarps = sizeof(T) == 8 ? 16 : 20;
-  static constexpr int warp_elems(int stage) {
-    return kWarpElems + (stage == kStageSmem ? kSlotElems : 0);
-  }
 };
 
-/// The lines of matrix d into L2, a matrix's worth of 128-byte lines spread over the lanes:
-/// per column the lines of bytes 0, 128, ... and of its last byte (a column need not start
-/// on a line), every address inside the column.
+/// The lines of matrix d into L2 (GPUQR_BATCHED_ROWS_PREFETCH=1 only), a matrix's worth of
+/// 128-byte lines spread over the lanes: per column the lines of bytes 0, 128, ... and of its
+/// last byte (a column need not start on a line), every address inside the column.
 template <class T>
 __device__ __forceinline__ void prefetch_lines(const Desc<T>& d, int lane) {
   const int bytes = d.m * int(sizeof(T)), lines = (bytes + 127) / 128 + 1;
@@ -306,81 +262,30 @@ __device__ __forceinline__ void prefetch_lines(const Desc<T>& d, int lane) {
   }
 }
 
-/// Starts the copy of matrix d (m <= 64, n <= W) into the warp's slot (cp.async; the caller
-/// commits): whole 16-byte granules where the columns are 16-byte aligned, then the rows
-/// past the last whole granule (and every row of unaligned columns) element by element.
-/// Nothing past row m or column n is read.
-template <class C, class T>
-__device__ __forceinline__ void fetch_rows(const Desc<T>& d, T* slot, int lane) {
-  constexpr int kE = 16 / int(sizeof(T));
-  const int m = d.m, cols = d.n;
-  if (m <= 0 || cols <= 0) return;
-  const bool aligned = (reinterpret_cast<std::uintptr_t>(d.a) % 16 == 0) &&
-                       ((d.ld * std::int64_t(sizeof(T))) % 16 == 0);
-  const int whole = aligned ? m / kE : 0;  // whole granules per column
-  for (int e = lane; e < whole * cols; e += 32) {
-    const int c = e / whole, g = e - c * whole;
-    __pipeline_memcpy_async(slot + c * C::kSlotLd + g * kE, d.a + c * d.ld + g * kE, 16);
-  }
-  const int rest = m - whole * kE;  // rows copied one by one, per column
-  for (int e = lane; e < rest * cols; e += 32) {
-    const int c = e / rest, i = whole * kE + (e - c * rest);
-    __pipeline_memcpy_async(slot + c * C::kSlotLd + i, d.a + c * d.ld + i, sizeof(T));
-  }
-}
-
-template <class R, int W, bool kFast, bool kLegacy, int kFrom, int kTo, class T>
-__device__ __forceinline__ void rows_steps(const RowsLane<T>& q, T (&a0)[W], T (&a1)[W],
-                                           T& my_tau, bool& bad) {
-  rows_range<R, W, kFast, kLegacy, kFrom>(std::make_integer_sequence<int, kTo - kFrom>{}, q, a0, a1,
-                                 my_tau, bad);
-}
-
-template <class T, int W, bool kFast, bool kLegacy>
+template <class T, int W, bool kFast>
 __global__ void __launch_bounds__(RowsDirectCfg<T, W>::kWarps * 32,
                                   RowsDirectCfg<T, W>::kTargetWarps / RowsDirectCfg<T, W>::kWarps)
-    rows_direct_geqrf_kernel(DeviceBatch<T> batch, int stage) {
+    rows_direct_geqrf_kernel(DeviceBatch<T> batch, bool prefetch) {
   using D = RowsDirectCfg<T, W>;
   using R = typename D::Rows;
   extern __shared__ __align__(16) unsigned char smem_raw[];
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-  T* const table = reinterpret_cast<T*>(smem_raw) + warp * D::warp_elems(stage);
-  T* const slot = table + D::kWarpElems;  // kStageSmem only
+  T* const table = reinterpret_cast<T*>(smem_raw) + warp * D::kWarpElems;
   const std::int64_t step = std::int64_t(gridDim.x) * D::kWarps;
   const int gq = lane % R::kGran, part = lane / R::kGran;
-  const std::int64_t first = std::int64_t(blockIdx.x) * D::kWarps + warp;
-  if (stage == kStageSmem && first < batch.count) {
-    fetch_rows<D>(desc_at(batch, first), slot, lane);
-    __pipeline_commit();
-  }
-  for (std::int64_t base = first; base < batch.count; base += step) {
+  for (std::int64_t base = std::int64_t(blockIdx.x) * D::kWarps + warp; base < batch.count;
+       base += step) {
     const Desc<T> cur = desc_at(batch, base);
     const int m = cur.m, n = cur.n, k = min(m, n);
     T a0[W], a1[W];
-    if (stage == kStageSmem) {
-      __pipeline_wait_prior(0);
-      __syncwarp();
 #pragma unroll
-      for (int c = 0; c < W; ++c) {
-        a0[c] = c < n && lane < m ? slot[c * D::kSlotLd + lane] : T(0);
-        a1[c] = c < n && lane + 32 < m ? slot[c * D::kSlotLd + lane + 32] : T(0);
-      }
-      __syncwarp();  // the slot is read before the next matrix's copy overwrites it
-      if (base + step < batch.count) {
-        prefetch_desc(batch, base + 2 * step);
-        fetch_rows<D>(desc_at(batch, base + step), slot, lane);
-        __pipeline_commit();
-      }
-    } else {
-#pragma unroll
-      for (int c = 0; c < W; ++c) {
-        const T* col = cur.a + c * cur.ld;
-        a0[c] = c < n && lane < m ? col[lane] : T(0);
-        a1[c] = c < n && lane + 32 < m ? col[lane + 32] : T(0);
-      }
-      if (stage == kStageL2) prefetch_lines(desc_at(batch, base + step), lane);
-      prefetch_desc(batch, base + 2 * step);
+    for (int c = 0; c < W; ++c) {
+      const T* col = cur.a + c * cur.ld;
+      a0[c] = c < n && lane < m ? col[lane] : T(0);
+      a1[c] = c < n && lane + 32 < m ? col[lane + 32] : T(0);
     }
+    if (prefetch) prefetch_lines(desc_at(batch, base + step), lane);
+    prefetch_desc(batch, base + 2 * step);
     T my_tau = 0;
     {
       const RowsLane<T> q{m,
@@ -394,14 +299,8 @@ __global__ void __launch_bounds__(RowsDirectCfg<T, W>::kWarps * 32,
       // or overflow, a zero subcolumn, NaN): then the matrix again from global memory (still
       // the input), with LAPACK's scaled path where needed.
       bool bad = !kFast || q.kmax != W;
-      bool mid = stage == kStageL2Mid;  // the next matrix's prefetch still to issue
       if (!bad) {
-        rows_steps<R, W, true, kLegacy, 0, W / 2>(q, a0, a1, my_tau, bad);
-        if (mid) {
-          prefetch_lines(desc_at(batch, base + step), lane);
-          mid = false;
-        }
-        rows_steps<R, W, true, kLegacy, W / 2, W>(q, a0, a1, my_tau, bad);
+        rows_all<R, W, true>(std::make_integer_sequence<int, W>{}, q, a0, a1, my_tau, bad);
         bad = __any_sync(kFull, bad);
         if (bad) {
           const Desc<T> again = desc_at(batch, opaque(base));
@@ -414,11 +313,7 @@ __global__ void __launch_bounds__(RowsDirectCfg<T, W>::kWarps * 32,
           my_tau = 0;
         }
       }
-      if (bad) {
-        rows_steps<R, W, false, kLegacy, 0, W / 2>(q, a0, a1, my_tau, bad);
-        if (mid) prefetch_lines(desc_at(batch, base + step), lane);
-        rows_steps<R, W, false, kLegacy, W / 2, W>(q, a0, a1, my_tau, bad);
-      }
+      if (bad) rows_all<R, W, false>(std::make_integer_sequence<int, W>{}, q, a0, a1, my_tau, bad);
     }
     const Desc<T> out = desc_at(batch, opaque(base));
 #pragma unroll
@@ -432,22 +327,20 @@ __global__ void __launch_bounds__(RowsDirectCfg<T, W>::kWarps * 32,
   }
 }
 
-template <class T, int W, bool kFast, bool kLegacy>
-void launch_rows_direct_kernel(const DeviceBatch<T>& b, int stage, cudaStream_t stream) {
+template <class T, int W, bool kFast>
+void launch_rows_direct_kernel(const DeviceBatch<T>& b, bool prefetch, cudaStream_t stream) {
   using D = RowsDirectCfg<T, W>;
-  auto kernel = rows_direct_geqrf_kernel<T, W, kFast, kLegacy>;
-  const int bytes = D::kWarps * D::warp_elems(stage) * int(sizeof(T));
+  auto kernel = rows_direct_geqrf_kernel<T, W, kFast>;
+  const int bytes = D::kWarps * D::kWarpElems * int(sizeof(T));
   int device = 0, sms = 0, per_sm = 0;
   GPUQR_CUDA_CHECK(cudaGetDevice(&device));
   GPUQR_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-  GPUQR_CUDA_CHECK(
-      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
   GPUQR_CUDA_CHECK(
       cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, D::kWarps * 32, bytes));
   const std::int64_t needed = (b.count + D::kWarps - 1) / D::kWarps;
   const std::int64_t resident = std::int64_t(std::max(sms, 1)) * std::max(per_sm, 1);
   const std::int64_t blocks = std::min(needed, resident);
-  kernel<<<static_cast<unsigned>(blocks), D::kWarps * 32, bytes, stream>>>(b, stage);
+  kernel<<<static_cast<unsigned>(blocks), D::kWarps * 32, bytes, stream>>>(b, prefetch);
   GPUQR_CUDA_CHECK_LAUNCH(stream);
 }
 
@@ -463,41 +356,32 @@ int knob(const std::atomic<int>& forced, int env) {
   return f >= 0 ? f : env;
 }
 
-/// GPUQR_BATCHED_ROWS_FAST (tests: set_batched_rows_fast): 1 gives the FP64 kernel the
-/// branch-free form first (see RowsDirectCfg), else the general form only.
+/// GPUQR_BATCHED_ROWS_FAST (tests: set_batched_rows_fast): 0 gives the FP64 kernel the
+/// general form only, else the branch-free form first (see RowsDirectCfg).
 bool rows_fast() {
-  static const int env = env_int("GPUQR_BATCHED_ROWS_FAST", 0);
-  return knob(rows_fast_override, env) == 1;
+  static const int env = env_int("GPUQR_BATCHED_ROWS_FAST", 1);
+  return knob(rows_fast_override, env) != 0;
 }
 
-/// GPUQR_BATCHED_ROWS_STAGE (tests: set_batched_rows_stage): a RowsStage.
-int rows_stage() {
-  static const int env = env_int("GPUQR_BATCHED_ROWS_STAGE", kStageNone);
-  const int s = knob(rows_stage_override, env);
-  return s >= kStageL2 && s <= kStageL2Mid ? s : kStageL2;
-}
-
-/// GPUQR_BATCHED_ROWS_LEGACY (tests: set_batched_rows_legacy): 1 gives the FP64 general
-/// steps session 10's form (larfg's scalars merged with the rare path), for the A/B.
-bool rows_legacy() {
-  static const int env = env_int("GPUQR_BATCHED_ROWS_LEGACY", 0);
-  return knob(rows_legacy_override, env) == 1;
+/// GPUQR_BATCHED_ROWS_PREFETCH (tests: set_batched_rows_prefetch): 1 prefetches each warp's
+/// next matrix into L2 (session 10's default, measured slower), else nothing.
+bool rows_prefetch() {
+  static const int env = env_int("GPUQR_BATCHED_ROWS_PREFETCH", 0);
+  return knob(rows_prefetch_override, env) == 1;
 }
 
 }  // namespace
 
 template <class T>
 void launch_rows_small_geqrf(const DeviceBatch<T>& b, cudaStream_t stream) {
-  const int stage = rows_stage();
+  const bool prefetch = rows_prefetch();
   if constexpr (sizeof(T) == 4) {
-    launch_rows_direct_kernel<T, 16, true, false>(b, stage, stream);
+    launch_rows_direct_kernel<T, 16, true>(b, prefetch, stream);
   } else {
     if (rows_fast())
-      launch_rows_direct_kernel<T, 16, true, false>(b, stage, stream);
-    else if (rows_legacy())
-      launch_rows_direct_kernel<T, 16, false, true>(b, stage, stream);
+      launch_rows_direct_kernel<T, 16, true>(b, prefetch, stream);
     else
-      launch_rows_direct_kernel<T, 16, false, false>(b, stage, stream);
+      launch_rows_direct_kernel<T, 16, false>(b, prefetch, stream);
   }
 }
 

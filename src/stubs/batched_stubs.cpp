@@ -33,8 +33,7 @@ void set_batched_tall(TallRoute) {}
 void set_batched_tall_variant(int) {}
 void set_batched_small_tall(int) {}
 void set_batched_rows_fast(int) {}
-void set_batched_rows_stage(int) {}
-void set_batched_rows_legacy(int) {}
+void set_batched_rows_prefetch(int) {}
 std::int64_t batched_tall_launches() { return 0; }
 
 GPUQR_INSTANTIATE_BATCHED_KERNELS(float)
