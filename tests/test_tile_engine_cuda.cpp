@@ -354,6 +354,19 @@ TEST_P(TileEngineCuda, GradedRankDeficientAndWideKeepTheInvariants) {
   }));
 }
 
+// Sized for compute-sanitizer (memcheck, racecheck): a few launches of the task kernel, plain
+// and pipelined bundles, tall and wide, checked by the same invariants.
+TEST_P(TileEngineCuda, SanitizerSizedRuns) {
+  GPUQR_FOR_PRECISION(([&]<class T>() {
+    for (const TileSchedulerOptions opt :
+         {TileSchedulerOptions{}, TileSchedulerOptions{3, 1, true}}) {
+      SCOPED_TRACE("bundle " + std::to_string(opt.bundle));
+      check_invariants<T>(ctx(), random_matrix<T>(100, 70, 2400), opt, false);
+      check_invariants<T>(ctx(), random_matrix<T>(40, 96, 2401), opt, false);
+    }
+  }));
+}
+
 TEST_P(TileEngineCuda, BadInputIsAClearError) {
   GPUQR_FOR_PRECISION(([&]<class T>() {
     EngineBatch<T> batch;
