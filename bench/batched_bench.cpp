@@ -59,7 +59,8 @@ void usage() {
       "  Routing knobs (read once per process): GPUQR_BATCHED_ROUTE=old|blocked,\n"
       "  GPUQR_BATCHED_NB=8|16|32, GPUQR_BATCHED_VGEMM=0|1|2 (trailing update: cuBLAS |\n"
       "  fused kernel for mixed shapes | fused always; unset: 1 in FP32, 0 in FP64),\n"
-      "  GPUQR_BATCHED_TALL=0|1|2, GPUQR_BATCHED_TALL_V=0|1 (the tall kernel)\n");
+      "  GPUQR_BATCHED_TALL=0|1|2 (the tall kernel), GPUQR_BATCHED_SMALL_TALL=0|1|3 and\n"
+      "  GPUQR_BATCHED_ROWS_FAST=0|1 (the small classes with 32 < m <= 64)\n");
 }
 
 bool parse(int argc, char** argv, Options& o) {

@@ -31,7 +31,6 @@ namespace {
 
 using kernels::cuda::batched_tall_launches;
 using kernels::cuda::set_batched_tall;
-using kernels::cuda::set_batched_tall_variant;
 using kernels::cuda::TallRoute;
 
 class BatchedTallSmallCuda : public BackendTest {
@@ -40,10 +39,7 @@ class BatchedTallSmallCuda : public BackendTest {
     BackendTest::SetUp();
     set_batched_tall(TallRoute::on);
   }
-  void TearDown() override {
-    set_batched_tall(TallRoute::automatic);
-    set_batched_tall_variant(-1);
-  }
+  void TearDown() override { set_batched_tall(TallRoute::automatic); }
 };
 
 constexpr double kBound = 30.0;       // backward error, orthogonality, |diag R|
@@ -353,64 +349,47 @@ TEST_P(BatchedTallSmallCuda, BothRoutingsGiveTheSameInvariants) {
   }));
 }
 
-TEST_P(BatchedTallSmallCuda, VariantsMatchTheCpuTwin) {
+TEST_P(BatchedTallSmallCuda, BothKernelsMatchTheCpuTwin) {
   GPUQR_FOR_PRECISION(([&]<class T>() {
-    // Every variant of the kernel (GPUQR_BATCHED_TALL_V): the first version (0), the default
-    // (1: the warp-wide pivot step with the update's skip of v's leading zeros), two columns
-    // per lane (2; 3 with one block per SM fewer in the launch bounds). Odd and unaligned
-    // shapes, m < n, and the special columns (scaled larfg path, tau = 0). For 2 and 3: n just
-    // past a slot (17, 33: the second slot holds one column), k ending in either slot (40x64,
-    // 33x50: m < n, the last step H_{k-1} alone), the 16-column classes (one warp at 64 rows),
-    // the 8-column classes (variant 1's kernel).
-    for (const int variant : {0, 1, 2, 3}) {
-      SCOPED_TRACE("variant " + std::to_string(variant));
-      set_batched_tall_variant(variant);
-      check_strided<T>(ctx(),
-                       {{128, 32, 900, 0, 0},
-                        {127, 31, 500, 1, 3},
-                        {64, 64, 500, 0, 0},
-                        {63, 61, 300, 1, 0},
-                        {40, 64, 200, 1, 0},
-                        {97, 7, 400, 1, 2},
-                        {256, 32, 200, 0, 0},
-                        {128, 17, 300, 0, 0},
-                        {120, 33, 300, 1, 0},
-                        {33, 50, 200, 0, 0},
-                        {65, 16, 300, 1, 0},
-                        {200, 20, 200, 0, 1},
-                        {128, 64, 200, 0, 0}},
-                       11);
-      check_strided<T>(ctx(),
-                       {{128, 32, 200, 0, 0, Special::tiny},
-                        {127, 31, 200, 1, 0, Special::huge},
-                        {64, 64, 200, 0, 0, Special::graded},
-                        {128, 32, 200, 0, 0, Special::zero_column},
-                        {65, 64, 200, 1, 0, Special::zero_subcolumn},
-                        {64, 64, 100, 0, 0, Special::zero}},
-                       13);
-    }
+    // Both kernels: two columns per lane (classes of 16 columns and more) and one (8-column
+    // classes). Odd and unaligned shapes, m < n, and the special columns (scaled larfg path,
+    // tau = 0); n just past a slot (17, 33: the second slot holds one column), k ending in
+    // either slot (40x64, 33x50: m < n, the last step H_{k-1} alone), the 16-column classes
+    // (one warp at 64 rows).
+    check_strided<T>(ctx(),
+                     {{128, 32, 900, 0, 0},
+                      {127, 31, 500, 1, 3},
+                      {64, 64, 500, 0, 0},
+                      {63, 61, 300, 1, 0},
+                      {40, 64, 200, 1, 0},
+                      {97, 7, 400, 1, 2},
+                      {256, 32, 200, 0, 0},
+                      {128, 17, 300, 0, 0},
+                      {120, 33, 300, 1, 0},
+                      {33, 50, 200, 0, 0},
+                      {65, 16, 300, 1, 0},
+                      {200, 20, 200, 0, 1},
+                      {128, 64, 200, 0, 0}},
+                     11);
+    check_strided<T>(ctx(),
+                     {{128, 32, 200, 0, 0, Special::tiny},
+                      {127, 31, 200, 1, 0, Special::huge},
+                      {64, 64, 200, 0, 0, Special::graded},
+                      {128, 32, 200, 0, 0, Special::zero_column},
+                      {65, 64, 200, 1, 0, Special::zero_subcolumn},
+                      {64, 64, 100, 0, 0, Special::zero}},
+                     13);
   }));
 }
 
 // Sized for compute-sanitizer (memcheck, racecheck, synccheck): more matrices than resident
 // blocks in a few classes (so blocks wrap and reuse their v buffers across matrices), both
-// copy paths, m < n.
+// kernels (97 x 7: one column per lane), both copy paths, m < n.
 TEST_P(BatchedTallSmallCuda, SanitizerSizedBatches) {
   GPUQR_FOR_PRECISION(([&]<class T>() {
     check_strided<T>(
         ctx(), {{128, 32, 600, 0, 0}, {97, 7, 400, 1, 2}, {64, 64, 300, 0, 0}, {40, 50, 200, 1, 0}},
         5);
-  }));
-}
-
-// As SanitizerSizedBatches, for the two-columns-per-lane kernel (variant 2): its phases, the
-// shared v loads of both slots and the buffers' reuse across matrices.
-TEST_P(BatchedTallSmallCuda, SanitizerSizedBatchesTwoColumnsPerLane) {
-  GPUQR_FOR_PRECISION(([&]<class T>() {
-    set_batched_tall_variant(2);
-    check_strided<T>(
-        ctx(),
-        {{128, 32, 600, 0, 0}, {97, 17, 400, 1, 2}, {64, 64, 300, 0, 0}, {40, 50, 200, 1, 0}}, 5);
   }));
 }
 

@@ -114,15 +114,9 @@ enum class TallRoute { automatic, off, on, outside_small };
 /// concurrent use with running batched calls. A build without CUDA ignores it.
 void set_batched_tall(TallRoute route);
 
-/// Test hook: the tall kernel's variant (GPUQR_BATCHED_TALL_V: 0 the first version, 1 the
-/// default, 2 and 3 two columns per lane) for later calls; -1 follows the knob. A build without
-/// CUDA ignores it.
-void set_batched_tall_variant(int variant);
-
 /// Test hook: the small register kernel's classes with 32 < m <= 64: 0 a column on two lanes
-/// taking every other row, 1 taking contiguous halves; for 8 < n <= 16 2 the rows kernel (a
-/// lane holds two rows of every column) staged through shared memory, 3 (the default) the
-/// rows kernel loading and storing its registers directly; -1 follows
+/// taking every other row, 1 taking contiguous halves; for 8 < n <= 16, 2 or 3 (the default)
+/// the rows kernel (batched_rows_small.cu: a lane holds two rows of every column); -1 follows
 /// GPUQR_BATCHED_SMALL_TALL. A build without CUDA ignores it.
 void set_batched_small_tall(int layout);
 

@@ -38,28 +38,27 @@
 // GPUQR_BATCHED_TALL (read once; set_batched_tall for tests): 0 off (the routes before it),
 // 1 on for the whole class (see tall_class), else (unset, 2) only the shapes outside the small
 // register kernel's class (64x16 measured faster there, H100 2026-11-25).
-// GPUQR_BATCHED_TALL_V (read once; set_batched_tall_variant for tests): 3 (default, below);
-// 1 the pivot step run by the whole warp with constant full masks, and the update skipping v's
-// leading zero granule rows (see reflector); 0 the first version, kept for the A/B. Measured (H100,
-// session 9, FP64, 0.5 GiB, ms V0 / V1): 128x32 1.851 / 1.740, 64x64 3.411 / 3.078. Measured
-// and removed: 8 or 32 rows per lane (128x32 2.05 / 2.04 ms at V0), 2 or 4 blocks per SM in
-// the FP64 launch bounds (2.22 / 1.88 at V0; 1.84 / 1.78 at V1).
-// V 2 and 3 (session 10): two columns per lane (tall_geqrf_multi_kernel, see
-// TallMultiCfg): column c and c + W / 2 on the same S lanes, so half the threads per matrix;
-// the step loop runs in two phases (pivots in the first slot, then in the second), the update
-// reads v once for both slots and interleaves their dot products' shuffles. Aim: more
-// matrices in flight per SM at about the same chain per step (FP64 128 x 32: 4 blocks of 4
-// warps, 128 registers, against 3 of 8 at V1). V 3: the same with one block per SM fewer in
-// the launch bounds (FP64 168 registers, 3 blocks; FP32 96, 5 blocks), fewer spills. The
-// 8-column classes keep V 1's kernel under both. ptxas (sm_90, CUDA 13), 128 x 32 registers /
-// spill bytes (stores + loads) / SASS instructions: FP64 V1 80 / 116+96 / 2064, V2 128 /
-// 412+488 / 3816, V3 168 / 104+140 / 3648; FP32 V1 64 / 20+28 / 1296, V2 80 / 208+224 / 2448,
-// V3 96 / 56+76 / 2312. Most spill code sits around larfg's rare scaled path and its calls; on
-// the step's hot path V1 FP64 reloads about 8 values from local memory per step, V2 FP64
-// about 20 (4 of them column registers), V3 FP64 one. Measured (H100, session 10 run 1,
-// 1 GiB batches, ms V1 / V2 / V3, same run): FP64 128x32 3.521 / 2.892 / 2.812 (cuBLAS
-// 15.47: 4.39x / 5.36x / 5.50x), 64x64 6.241 / 5.292 / 5.445; FP32 128x32 3.360 / 2.597 /
-// 2.361, 64x64 6.184 / 5.368 / 5.089. Hence V3.
+// Two kernels, chosen by class (session 10's variants; the others were measured slower and
+// removed in session 11): for the classes of 16 columns and more, two columns per lane
+// (tall_geqrf_multi_kernel, see TallMultiCfg): column c and c + W / 2 on the same S lanes, so
+// half the threads per matrix; the step loop runs in two phases (pivots in the first slot,
+// then in the second), the update reads v once for both slots and interleaves their dot
+// products' shuffles, and the launch bounds aim one block per SM below what registers allow
+// (FP64 128 x 32: 168 registers, 3 blocks; fewer spills). The 8-column classes keep one
+// column per lane (tall_geqrf_kernel): the pivot step is run by the whole warp with constant
+// full masks, and the update skips v's leading zero granule rows (see reflector).
+// Measured (H100, FP64 unless said, ms; ours against each other in the same run):
+// * session 9 (0.5 GiB): the first version (pivot step on the column's lanes only, no skip)
+//   against one column per lane as now: 128x32 1.851 / 1.740, 64x64 3.411 / 3.078; 8 or 32
+//   rows per lane (128x32 2.05 / 2.04 at the first version); 2 or 4 blocks per SM in the
+//   FP64 launch bounds (1.84 / 1.78 against 1.740).
+// * session 10 run 1 (1 GiB), one column per lane / two without / with the lower launch
+//   bounds: FP64 128x32 3.521 / 2.892 / 2.812 (cuBLAS 15.47: 4.39x / 5.36x / 5.50x), 64x64
+//   6.241 / 5.292 / 5.445; FP32 128x32 3.360 / 2.597 / 2.361, 64x64 6.184 / 5.368 / 5.089.
+//   ptxas (sm_90, CUDA 13), 128 x 32 registers / spill bytes (stores + loads) / SASS
+//   instructions: FP64 80 / 116+96 / 2064, 128 / 412+488 / 3816, 168 / 104+140 / 3648; FP32
+//   64 / 20+28 / 1296, 80 / 208+224 / 2448, 96 / 56+76 / 2312. Most spill code sits around
+//   larfg's rare scaled path; on the step's hot path the kept FP64 kernel reloads one value.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -80,13 +79,10 @@ namespace {
 
 std::atomic<int> tall_override{static_cast<int>(TallRoute::automatic)};
 std::atomic<std::int64_t> tall_launches{0};
-std::atomic<int> variant_override{-1};
 
 }  // namespace
 
 void set_batched_tall(TallRoute route) { tall_override.store(static_cast<int>(route)); }
-
-void set_batched_tall_variant(int variant) { variant_override.store(variant); }
 
 std::int64_t batched_tall_launches() { return tall_launches.load(); }
 
@@ -109,13 +105,8 @@ struct TallCfg {
   // Whether the update reads v from shared memory again rather than keeping the dot
   // product's copy (which would double the registers of a column).
   static constexpr bool kReload = RL * int(sizeof(T)) >= 128;
-  // Register budget per thread the launch bounds aim at: the column, v's granules in flight,
-  // addresses and scalars.
-  static constexpr int kColumnRegs = RL * int(sizeof(T)) / 4;
-  static constexpr int kRegs = kColumnRegs + (kReload ? 16 : kColumnRegs) + 32;
-  static constexpr int kByRegs = 65536 / (kThreads * kRegs),
-                       kByThreads = 2048 / kThreads > 32 ? 32 : 2048 / kThreads;
-  static constexpr int kMinBlocks = kByRegs < 1 ? 1 : (kByRegs < kByThreads ? kByRegs : kByThreads);
+  static constexpr int kColumnRegs = RL * int(sizeof(T)) / 4;  // a column's registers
+  static constexpr int kByThreads = 2048 / kThreads > 32 ? 32 : 2048 / kThreads;
   static_assert(M % RL == 0 && RL % kGe == 0 && kS <= 32 && 32 % kS == 0);
   static_assert(kThreads % 32 == 0 && kThreads <= 1024);
 };
@@ -275,15 +266,15 @@ __device__ __noinline__ ScaledScalars<T> larfg_scaled_scalars(T alpha, T sum, in
 /// rescales it by a power of two): the column's final entries are formed when it is stored,
 /// off the chain of steps every other column waits on.
 ///
-/// V (GPUQR_BATCHED_TALL_V) 0: called by the S lanes of column p only (mine true; mask:
-/// theirs). V 1: called by the whole warp holding column p (mask kFull); the lanes of its other
-/// columns (mine false) compute along on harmless values and write nothing. Shuffles and
-/// warp barriers then take a constant full mask (with a lane-dependent mask the compiler adds
-/// MATCH.ANY, REDUX and a divergence check to each), the row predicates are recomputed after
-/// the sum of squares (rather than packed into a register across the scalars).
-template <class C, int V, class T>
-__device__ __forceinline__ void reflector(T (&a)[C::kRL], int p, int m, int s, bool mine,
-                                          unsigned mask, T* buf, ColumnInfo<T>* info) {
+/// Called by the whole warp holding column p; the lanes of its other columns (mine false)
+/// compute along on harmless values and write nothing. Shuffles and warp barriers then take a
+/// constant full mask (with a lane-dependent mask the compiler adds MATCH.ANY, REDUX and a
+/// divergence check to each), and the row predicates are recomputed after the sum of squares
+/// (rather than packed into a register across the scalars).
+template <class C, class T>
+__device__ __forceinline__ void reflector(T (&a)[C::kRL], int p, int m, int s, bool mine, T* buf,
+                                          ColumnInfo<T>* info) {
+  constexpr unsigned mask = kFull;
   // Register i holds row row_off(i) + s * kGe: below p iff row_off(i) > d0 = p - s * kGe.
   const int d0 = p - s * C::kGe;
   // alpha through shared memory (the column's raw rows, overwritten by v below): the owner's
@@ -299,8 +290,8 @@ __device__ __forceinline__ void reflector(T (&a)[C::kRL], int p, int m, int s, b
     const T x = row_off<C>(i) > d0 ? a[i] : T(0);
     part[i & 3] = fma(x, x, part[i & 3]);
   }
-  // The row predicates again from here on (V 1; see above).
-  const int d1 = V == 0 ? d0 : opaque_int(d0);
+  // The row predicates again from here on (see above).
+  const int d1 = opaque_int(d0);
   __syncwarp(mask);  // the raw rows are visible to the column's lanes
   const T alpha = buf[p];
   const T ss = group_sum<C::kS>((part[0] + part[1]) + (part[2] + part[3]), mask);
@@ -308,7 +299,7 @@ __device__ __forceinline__ void reflector(T (&a)[C::kRL], int p, int m, int s, b
   if (p + 1 < m) {  // else no rows below the diagonal: H = I (LAPACK: tau = 0)
     const T total = fma(alpha, alpha, ss);
     bool fast = larfg_in_range(ss, total);  // false for NaN too
-    if constexpr (V != 0) fast = __all_sync(kFull, fast || !mine);
+    fast = __all_sync(kFull, fast || !mine);
     if (fast) {
       // All in range here (larfg_scalars.cuh, shared with the other batched kernels).
       const Scalars<T> h = larfg_scalars(alpha, total);
@@ -319,7 +310,7 @@ __device__ __forceinline__ void reflector(T (&a)[C::kRL], int p, int m, int s, b
       // Squares under- or overflow (the same branch on all S lanes: ss and total are the
       // same bits there). ||x|| from x scaled by 2^-e, 2^e <= max |x_i| (exact scaling, no
       // divisions); v = x / (alpha - beta) as (x 2^-f) / ((alpha - beta) 2^-f), the divisor
-      // then in [1, 2) (1 / (alpha - beta) alone may overflow when beta is tiny). V 1: the
+      // then in [1, 2) (1 / (alpha - beta) alone may overflow when beta is tiny). The
       // other columns' lanes stand in x = 0, alpha = 1 (in range, no recursion at 0).
       T amax = 0;
 #pragma unroll
@@ -327,7 +318,7 @@ __device__ __forceinline__ void reflector(T (&a)[C::kRL], int p, int m, int s, b
         amax = mine && row_off<C>(i) > d1 ? fmax(amax, fabs(a[i])) : amax;
       amax = group_max<C::kS>(amax, mask);
       bool nonzero = amax > T(0);
-      if constexpr (V != 0) nonzero = __any_sync(kFull, nonzero && mine);
+      nonzero = __any_sync(kFull, nonzero && mine);
       if (nonzero) {  // else x == 0: tau = 0, x kept
         const T am = mine ? amax : T(1), al = mine ? alpha : T(1);
         const int e = exponent_of(am);
@@ -352,7 +343,7 @@ __device__ __forceinline__ void reflector(T (&a)[C::kRL], int p, int m, int s, b
   }
   __syncwarp(mask);  // every lane has read alpha before its granule is overwritten
   if (!mine) return;
-  const int dv = V == 0 ? d0 : opaque_int(d1);
+  const int dv = opaque_int(d1);
 #pragma unroll
   for (int g = 0; g < C::kG; ++g) {
     T v[C::kGe];
@@ -372,9 +363,9 @@ __device__ __forceinline__ void reflector(T (&a)[C::kRL], int p, int m, int s, b
 }
 
 /// a -= tau (v^T a) v with v from `buf` (this lane's rows); lanes with apply false only join
-/// the shuffles (the whole warp calls this). V 1: granule rows wholly above row j (v_j is zero
+/// the shuffles (the whole warp calls this). Granule rows wholly above row j (v_j is zero
 /// there) are skipped, as LAPACK's larf skips v's leading zeros.
-template <class C, int V, class T>
+template <class C, class T>
 __device__ __forceinline__ void apply_reflector(const T* buf, T tau, bool apply, int s, int j,
                                                 T (&a)[C::kRL]) {
   T dot = 0;
@@ -382,7 +373,7 @@ __device__ __forceinline__ void apply_reflector(const T* buf, T tau, bool apply,
     T part[4] = {T(0), T(0), T(0), T(0)};
 #pragma unroll
     for (int g = 0; g < C::kG; ++g) {
-      if (V != 0 && (g + 1) * C::kStride <= j) continue;
+      if ((g + 1) * C::kStride <= j) continue;
       T v[C::kGe];
       load_granule(buf + g * C::kStride + s * C::kGe, v);
 #pragma unroll
@@ -398,7 +389,7 @@ __device__ __forceinline__ void apply_reflector(const T* buf, T tau, bool apply,
     const T w = -tau * dot;
 #pragma unroll
     for (int g = 0; g < C::kG; ++g) {
-      if (V != 0 && (g + 1) * C::kStride <= j) continue;
+      if ((g + 1) * C::kStride <= j) continue;
       T v[C::kGe];
       if constexpr (C::kReload) {
         reload_granule(buf + g * C::kStride + s * C::kGe, v);
@@ -427,18 +418,27 @@ __device__ __forceinline__ void block_barrier() {
   }
 }
 
-/// V: see reflector.
-template <class T, int M, int W, int RL, int V>
-__global__ void __launch_bounds__(TallCfg<T, M, W, RL>::kThreads, TallCfg<T, M, W, RL>::kMinBlocks)
+/// Blocks per SM the one-column kernel's launch bounds aim at, from a register budget per
+/// thread: the column, v's granules in flight, addresses and scalars.
+template <class C>
+constexpr int single_min_blocks() {
+  constexpr int regs = C::kColumnRegs + (C::kReload ? 16 : C::kColumnRegs) + 32;
+  constexpr int by_regs = 65536 / (C::kThreads * regs);
+  return by_regs < 1 ? 1 : (by_regs < C::kByThreads ? by_regs : C::kByThreads);
+}
+
+/// One column per lane (the 8-column classes).
+template <class T, int M, int W, int RL>
+__global__ void __launch_bounds__(TallCfg<T, M, W, RL>::kThreads,
+                                  single_min_blocks<TallCfg<T, M, W, RL>>())
     tall_geqrf_kernel(DeviceBatch<T> batch) {
   using C = TallCfg<T, M, W, RL>;
   // Two buffers of v (M rows) and tau (one granule after them), alternating by step.
   __shared__ __align__(16) T bufs[2][M + C::kGe];
   __shared__ ColumnInfo<T> info[W];
-  const int tid = static_cast<int>(threadIdx.x), lane = tid & 31;
+  const int tid = static_cast<int>(threadIdx.x);
   const int col = tid / C::kS, s = tid % C::kS;
   const int warp_first = (tid >> 5) * C::kCols, warp_last = warp_first + C::kCols - 1;
-  const unsigned mask = C::kS == 32 ? kFull : ((1u << C::kS) - 1u) << (lane & ~(C::kS - 1));
   int cur = 0;
   for (std::int64_t q = blockIdx.x; q < batch.count; q += gridDim.x) {
     const Desc<T> d = batch.at(q);
@@ -456,15 +456,11 @@ __global__ void __launch_bounds__(TallCfg<T, M, W, RL>::kThreads, TallCfg<T, M, 
         const T tau = v[M];
         cur ^= 1;
         if (tau != T(0) && warp_last > j && warp_first < n)  // block- and warp-uniform
-          apply_reflector<C, V>(v, tau, col > j && col < n, s, j, a);
+          apply_reflector<C>(v, tau, col > j && col < n, s, j, a);
       }
-      if constexpr (V == 0) {
-        if (col == j + 1 && j + 1 < k) reflector<C, 0>(a, j + 1, m, s, true, mask, bufs[cur], info);
-      } else {
-        // The whole warp holding column j + 1 (warp-uniform).
-        if (j + 1 < k && warp_first <= j + 1 && j + 1 <= warp_last)
-          reflector<C, V>(a, j + 1, m, s, col == j + 1, kFull, bufs[cur], info);
-      }
+      // The whole warp holding column j + 1 (warp-uniform).
+      if (j + 1 < k && warp_first <= j + 1 && j + 1 <= warp_last)
+        reflector<C>(a, j + 1, m, s, col == j + 1, bufs[cur], info);
     }
     // The descriptor is read again (opaque q) rather than held across the factorization,
     // where its registers would crowd the column's. Every info entry was written before the
@@ -477,12 +473,12 @@ __global__ void __launch_bounds__(TallCfg<T, M, W, RL>::kThreads, TallCfg<T, M, 
   }
 }
 
-/// Variant 2 (GPUQR_BATCHED_TALL_V=2): CPL columns per lane. Slot p of a lane holds column
-/// p * W / CPL + tid / S (the same rows as variant 1's layout), so a block has 1 / CPL of
-/// variant 1's threads, each with CPL columns in registers. Why: the step is one warp's chain
-/// (the pivot column's update, then larfg, ~320 dependent instructions at ~7 cycles each on
+/// CPL columns per lane (the classes of 16 columns and more). Slot p of a lane holds column
+/// p * W / CPL + tid / S (the same rows as tall_geqrf_kernel's layout), so a block has 1 / CPL of
+/// the one-column kernel's threads, each with CPL columns in registers. Why: the step is one warp's
+/// chain (the pivot column's update, then larfg, ~320 dependent instructions at ~7 cycles each on
 /// the H100) while the block's other warps wait at the barrier, and registers, not warps,
-/// bound the chains in flight per SM (variant 1's 128 x 32 FP64: 3 blocks of 80 registers,
+/// bound the chains in flight per SM (one column per lane, 128 x 32 FP64: 3 blocks of 80 registers,
 /// 40% of them the column). Two columns per lane share v's shared-memory loads and their dot
 /// products' shuffles interleave, so the chain grows little, while the per-thread overhead
 /// (addresses, scalars, v in flight) is paid once for both: 4 blocks of 4 warps per SM
@@ -497,7 +493,7 @@ struct TallMultiCfg : TallCfg<T, M, W / CPL, RL> {
   static constexpr int kRegs = CPL * Base::kColumnRegs + (Base::kReload ? 16 : Base::kColumnRegs) +
                                kAcc * CPL * int(sizeof(T)) / 4 + 32;
   static constexpr int kByRegs = 65536 / (Base::kThreads * kRegs);
-  // Fewer: blocks per SM below that aim in the launch bounds (variant 3: 1), so that the
+  // Fewer: blocks per SM below that aim in the launch bounds (1 as launched), so that the
   // compiler has more registers and spills less (ptxas -v, see the file comment).
   static constexpr int kAim = kByRegs < Base::kByThreads ? kByRegs : Base::kByThreads;
   static constexpr int kMinBlocks = kAim - Fewer < 1 ? 1 : kAim - Fewer;
@@ -509,7 +505,7 @@ struct TallMultiCfg : TallCfg<T, M, W / CPL, RL> {
 /// v from `buf` read once for all of them; apply[sl]: whether slot sl's column takes it (its
 /// lanes only join the shuffles otherwise). The slots' dot products and shuffles are
 /// independent: the compiler interleaves them. Granule rows wholly above row j are skipped
-/// (v_j is zero there), as variant 1.
+/// (v_j is zero there), as apply_reflector.
 template <class C, int P, class T>
 __device__ __forceinline__ void apply_reflector_slots(const T* buf, T tau, const bool* apply, int s,
                                                       int j, T (&a)[C::kCpl][C::kRL]) {
@@ -563,9 +559,9 @@ __device__ __forceinline__ void apply_reflector_slots(const T* buf, T tau, const
   }
 }
 
-/// Phase P of variant 2: the steps j whose pivot j + 1 lies in slot P (P * kSlotCols <= j + 1
-/// < (P + 1) * kSlotCols), and the step j = k - 1 (H_{k-1} alone, for m < n) where it falls
-/// here. Each step: the barrier, H_j on slots P .. CPL - 1 (slots below P hold only finished
+/// Phase P of the two-columns kernel: the steps j whose pivot j + 1 lies in slot P (P * kSlotCols
+/// <= j + 1 < (P + 1) * kSlotCols), and the step j = k - 1 (H_{k-1} alone, for m < n) where it
+/// falls here. Each step: the barrier, H_j on slots P .. CPL - 1 (slots below P hold only finished
 /// columns), then larfg on column j + 1 by the whole warp holding it.
 template <class C, int P, class T>
 __device__ __forceinline__ void tall_multi_phase(T (&a)[C::kCpl][C::kRL], int m, int n, int k,
@@ -581,7 +577,7 @@ __device__ __forceinline__ void tall_multi_phase(T (&a)[C::kCpl][C::kRL], int m,
   const int j_end = P == C::kCpl - 1 ? k : min((P + 1) * kSC - 1, k);
   for (int j = P * kSC - 1; j < j_end; ++j) {
     if (j >= 0) {
-      // As variant 1: v_j and tau_j are visible; v_{j-1}'s buffer is free.
+      // As tall_geqrf_kernel: v_j and tau_j are visible; v_{j-1}'s buffer is free.
       block_barrier<C>();
       const T* v = bufs[cur];
       const T tau = v[C::kM];
@@ -603,7 +599,7 @@ __device__ __forceinline__ void tall_multi_phase(T (&a)[C::kCpl][C::kRL], int m,
     }
     const int l = j + 1 - P * kSC;                       // the pivot's index within slot P
     if (j + 1 < k && warp_first <= l && l <= warp_last)  // warp-uniform
-      reflector<C, 1>(a[P], j + 1, m, s, col0 == l, kFull, bufs[cur], info);
+      reflector<C>(a[P], j + 1, m, s, col0 == l, bufs[cur], info);
   }
 }
 
@@ -630,7 +626,7 @@ __global__ void __launch_bounds__(TallMultiCfg<T, M, W, RL, CPL, Fewer>::kThread
     tall_multi_phase<C, 0>(a, m, n, k, col0, s, warp_first, cur, bufs, info);
     if constexpr (CPL > 1) tall_multi_phase<C, 1>(a, m, n, k, col0, s, warp_first, cur, bufs, info);
     static_assert(CPL <= 2, "one tall_multi_phase per slot");
-    // As variant 1: the descriptor read again; info complete (see tall_geqrf_kernel).
+    // As tall_geqrf_kernel: the descriptor read again; info complete.
     const Desc<T> e = batch.at(opaque(q));
     const bool whole_e = granules_ok<C>(e);
 #pragma unroll
@@ -655,57 +651,53 @@ void launch_persistent(void (*kernel)(DeviceBatch<T>), int threads, const Device
   GPUQR_CUDA_CHECK_LAUNCH(stream);
 }
 
-/// V 0, 1: tall_geqrf_kernel. V 2, 3: two columns per lane (tall_geqrf_multi_kernel) for
-/// classes of 16 columns and more, V 3 with one block per SM fewer in the launch bounds; the
-/// 8-column classes keep variant 1.
-template <class T, int M, int W, int RL, int V>
+/// Two columns per lane (tall_geqrf_multi_kernel, one block per SM fewer in the launch
+/// bounds) for classes of 16 columns and more; one (tall_geqrf_kernel) for the 8-column ones.
+template <class T, int M, int W, int RL>
 void launch_one(const DeviceBatch<T>& b, cudaStream_t stream) {
-  if constexpr (V >= 2 && W >= 16) {
-    constexpr int kFewer = V == 3 ? 1 : 0;
-    using C = TallMultiCfg<T, M, W, RL, 2, kFewer>;
-    launch_persistent<T>(tall_geqrf_multi_kernel<T, M, W, RL, 2, kFewer>, C::kThreads, b, stream);
+  if constexpr (W >= 16) {
+    using C = TallMultiCfg<T, M, W, RL, 2, 1>;
+    launch_persistent<T>(tall_geqrf_multi_kernel<T, M, W, RL, 2, 1>, C::kThreads, b, stream);
   } else {
-    constexpr int kV = V >= 2 ? 1 : V;
-    launch_persistent<T>(tall_geqrf_kernel<T, M, W, RL, kV>, TallCfg<T, M, W, RL>::kThreads, b,
-                         stream);
+    launch_persistent<T>(tall_geqrf_kernel<T, M, W, RL>, TallCfg<T, M, W, RL>::kThreads, b, stream);
   }
 }
 
-template <class T, int RL, int V>
+template <class T, int RL>
 void launch_rl(const DeviceBatch<T>& b, int cls, cudaStream_t stream) {
   switch (cls) {
     case 0:
-      launch_one<T, 64, 8, RL, V>(b, stream);
+      launch_one<T, 64, 8, RL>(b, stream);
       break;
     case 1:
-      launch_one<T, 64, 16, RL, V>(b, stream);
+      launch_one<T, 64, 16, RL>(b, stream);
       break;
     case 2:
-      launch_one<T, 64, 32, RL, V>(b, stream);
+      launch_one<T, 64, 32, RL>(b, stream);
       break;
     case 3:
-      launch_one<T, 64, 64, RL, V>(b, stream);
+      launch_one<T, 64, 64, RL>(b, stream);
       break;
     case 4:
-      launch_one<T, 128, 8, RL, V>(b, stream);
+      launch_one<T, 128, 8, RL>(b, stream);
       break;
     case 5:
-      launch_one<T, 128, 16, RL, V>(b, stream);
+      launch_one<T, 128, 16, RL>(b, stream);
       break;
     case 6:
-      launch_one<T, 128, 32, RL, V>(b, stream);
+      launch_one<T, 128, 32, RL>(b, stream);
       break;
     case 7:
-      launch_one<T, 128, 64, RL, V>(b, stream);
+      launch_one<T, 128, 64, RL>(b, stream);
       break;
     case 8:
-      launch_one<T, 256, 8, RL, V>(b, stream);
+      launch_one<T, 256, 8, RL>(b, stream);
       break;
     case 9:
-      launch_one<T, 256, 16, RL, V>(b, stream);
+      launch_one<T, 256, 16, RL>(b, stream);
       break;
     default:
-      launch_one<T, 256, 32, RL, V>(b, stream);
+      launch_one<T, 256, 32, RL>(b, stream);
       break;
   }
 }
@@ -719,22 +711,6 @@ TallRoute env_tall() {
     return TallRoute::outside_small;
   }();
   return route;
-}
-
-/// GPUQR_BATCHED_TALL_V, read once (or set_batched_tall_variant): 0 the first version; 1 the
-/// warp-wide pivot step and the update's skip of v's leading zeros (see reflector,
-/// apply_reflector); 2 and 3 two columns per lane (tall_geqrf_multi_kernel; 3, the default,
-/// with one block per SM fewer in its launch bounds).
-int env_variant() {
-  static const int x = [] {
-    const char* v = std::getenv("GPUQR_BATCHED_TALL_V");
-    if (v == nullptr) return 3;
-    if (std::strcmp(v, "0") == 0) return 0;
-    if (std::strcmp(v, "1") == 0) return 1;
-    return std::strcmp(v, "2") == 0 ? 2 : 3;
-  }();
-  const int o = variant_override.load();
-  return o >= 0 ? o : x;
 }
 
 TallRoute current_tall() {
@@ -766,20 +742,7 @@ void launch_tall_geqrf(const DeviceBatch<T>& b, int cls, cudaStream_t stream) {
   }
   tall_launches.fetch_add(1);
   // Rows per lane: 16 (8 and 32 measured slower, see the file comment).
-  switch (env_variant()) {
-    case 0:
-      launch_rl<T, 16, 0>(b, cls, stream);
-      break;
-    case 2:
-      launch_rl<T, 16, 2>(b, cls, stream);
-      break;
-    case 3:
-      launch_rl<T, 16, 3>(b, cls, stream);
-      break;
-    default:
-      launch_rl<T, 16, 1>(b, cls, stream);
-      break;
-  }
+  launch_rl<T, 16>(b, cls, stream);
 }
 
 template void launch_tall_geqrf<float>(const DeviceBatch<float>&, int, cudaStream_t);

@@ -30,7 +30,6 @@ void batched_lstsq(detail::ContextImpl&, const MatrixBatch<T>&, const MatrixBatc
 void set_batched_route(BatchedRoute, int) {}  // no CUDA routes to steer
 void set_batched_update(BatchedUpdate) {}
 void set_batched_tall(TallRoute) {}
-void set_batched_tall_variant(int) {}
 void set_batched_small_tall(int) {}
 void set_batched_rows_fast(int) {}
 void set_batched_rows_prefetch(int) {}
