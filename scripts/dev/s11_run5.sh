@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Session 11, fifth call, after removing the batched kernels' measured-slower variants (the
-# small kernel's legacy kernel, the tall kernel's V0-V2, the rows kernel's L2 prefetch): every
+# small kernel's legacy kernel, the tall kernel's V0-V2): every
 # batched and tile-engine CUDA test, memcheck and racecheck on the small, rows and tall
 # kernels, the whole batched benchmark.
 set -uo pipefail
