@@ -32,6 +32,17 @@ enum class QMode { thin, full };
 template <class T>
 void geqrf(const Context& ctx, MatrixView<T> a, VectorView<T> tau);
 
+/// QR factorization with the full Q formed as it goes, as Kerr, Campbell & Richards (2009) do
+/// it on the GPU: per block of `block` columns (0: geqrf's block size), the block's reflectors
+/// in W/Y form, H_1 ... H_r = I + W Y^T (Y the explicit reflectors, W = -Y T), the trailing
+/// columns updated as A + Y (W^T A), and Q accumulated as Q (I + W Y^T) from Q = I.
+/// On exit `a` and `tau` hold geqrf's factors (the same as geqrf's, up to rounding) and `q`
+/// (m x m, not overlapping `a`) holds Q. It costs the full Q's GEMMs (about 4 m^2 n flops
+/// more than geqrf): take geqrf and orgqr when the thin Q or no Q is wanted.
+template <class T>
+void geqrf_wy(const Context& ctx, MatrixView<T> a, VectorView<T> tau, MatrixView<T> q,
+              std::int64_t block = 0);
+
 /// Forms the m x n matrix Q with orthonormal columns from k reflectors, as LAPACK's orgqr:
 /// `a` (m x n, m >= n >= k) holds the vectors in its first k columns on entry (as geqrf left
 /// them) and Q's first n columns on exit. n = min(m, n0) gives the thin Q of an m x n0

@@ -10,6 +10,7 @@
 
 #include "src/core/blocked_kernels.hpp"
 #include "src/core/dispatch.hpp"
+#include "src/core/update_kernels.hpp"
 
 namespace gpuqr::detail {
 
@@ -286,12 +287,65 @@ void blocked_orgqr(const Context& ctx, std::int64_t k, MatrixView<T> a, VectorVi
   }
 }
 
-#define GPUQR_INSTANTIATE_BLOCKED_QR(T)                                                        \
-  template void blocked_geqrf<T>(const Context&, MatrixView<T>, VectorView<T>, BlockSizes);    \
-  template void blocked_ormqr<T>(const Context&, Side, Op, MatrixView<const T>,                \
-                                 VectorView<const T>, MatrixView<T>, BlockSizes);              \
-  template void blocked_orgqr<T>(const Context&, std::int64_t, MatrixView<T>,                  \
-                                 VectorView<const T>, BlockSizes);
+template <class T>
+void wy_geqrf(const Context& ctx, MatrixView<T> a, VectorView<T> tau, MatrixView<T> q,
+              BlockSizes sizes) {
+  const std::int64_t m = a.rows(), n = a.cols(), k = std::min(m, n);
+  GPUQR_DISPATCH(ctx, laset, T(0), T(1), q);  // Q = I
+  if (k == 0) return;
+  const BlockSizes bs = choose_block_sizes(ctx, m, n, sizeof(T), sizes);
+  // V, T, G and the inner panels' scratch as blocked_geqrf's; W (m x r) in the second V;
+  // X (r x n, W^T A) and Z (m x r, Q W) take turns in the W buffer (r x max(n, m)).
+  Buffers<T> buf = carve<T>(ctx, m, std::max(n, m), bs);
+  ContextImpl& main = ctx.impl();
+  const MemorySpace space = space_of(ctx);
+  const int dev = ctx.device();
+  auto scratch = [&](MatrixView<T> base, std::int64_t rows, std::int64_t cols) {
+    return MatrixView<T>(base.data(), rows, cols, std::max<std::int64_t>(rows, 1), space, dev);
+  };
+  for (std::int64_t j = 0; j < k; j += bs.outer) {
+    const std::int64_t jb = std::min(bs.outer, k - j), h = m - j, nc = n - j - jb;
+    MatrixView<T> y = buf.v.block(0, 0, h, jb);
+    MatrixView<T> t = buf.t.block(0, 0, jb, jb);
+    // T's zeros below the diagonal are read by the product W = -V T (LAPACK's larft leaves
+    // that triangle as it was).
+    GPUQR_DISPATCH_ON(ctx, main, laset, T(0), T(0), t);
+    const std::int64_t inner = factor_outer_panel<T>(ctx, main, a, tau, j, jb, y, t, buf, bs.inner);
+    GPUQR_DISPATCH_ON(ctx, main, larft_known_diagonal, MatrixView<const T>(y),
+                      VectorView<const T>(sub(tau, j, jb)), t, piece(buf.g, jb, jb), inner);
+    // P = H_{j+1} ... H_{j+jb} = I - V T V^T = I + W Y^T with Y = V, W = -V T.
+    MatrixView<T> w = scratch(buf.v2, h, jb);
+    GPUQR_DISPATCH_ON(ctx, main, laset, T(0), T(0), w);
+    GPUQR_DISPATCH_ON(ctx, main, multiply_add, Op::no_trans, Op::no_trans, T(-1),
+                      MatrixView<const T>(y), MatrixView<const T>(t), w);
+    if (nc > 0) {  // A(j:m, j+jb:n) := P^T A = A + Y (W^T A)
+      MatrixView<T> c = a.block(j, j + jb, h, nc);
+      MatrixView<T> x = scratch(buf.w, jb, nc);
+      GPUQR_DISPATCH_ON(ctx, main, laset, T(0), T(0), x);
+      GPUQR_DISPATCH_ON(ctx, main, multiply_add, Op::trans, Op::no_trans, T(1),
+                        MatrixView<const T>(w), MatrixView<const T>(c), x);
+      GPUQR_DISPATCH_ON(ctx, main, multiply_add, Op::no_trans, Op::no_trans, T(1),
+                        MatrixView<const T>(y), MatrixView<const T>(x), c);
+    }
+    // Q(:, j:m) := Q P = Q + (Q W) Y^T.
+    MatrixView<T> qs = q.block(0, j, m, h);
+    MatrixView<T> z = scratch(buf.w, m, jb);
+    GPUQR_DISPATCH_ON(ctx, main, laset, T(0), T(0), z);
+    GPUQR_DISPATCH_ON(ctx, main, multiply_add, Op::no_trans, Op::no_trans, T(1),
+                      MatrixView<const T>(qs), MatrixView<const T>(w), z);
+    GPUQR_DISPATCH_ON(ctx, main, multiply_add, Op::no_trans, Op::trans, T(1),
+                      MatrixView<const T>(z), MatrixView<const T>(y), qs);
+  }
+}
+
+#define GPUQR_INSTANTIATE_BLOCKED_QR(T)                                                            \
+  template void blocked_geqrf<T>(const Context&, MatrixView<T>, VectorView<T>, BlockSizes);        \
+  template void blocked_ormqr<T>(const Context&, Side, Op, MatrixView<const T>,                    \
+                                 VectorView<const T>, MatrixView<T>, BlockSizes);                  \
+  template void blocked_orgqr<T>(const Context&, std::int64_t, MatrixView<T>, VectorView<const T>, \
+                                 BlockSizes);                                                      \
+  template void wy_geqrf<T>(const Context&, MatrixView<T>, VectorView<T>, MatrixView<T>,           \
+                            BlockSizes);
 
 GPUQR_INSTANTIATE_BLOCKED_QR(float)
 GPUQR_INSTANTIATE_BLOCKED_QR(double)

@@ -39,4 +39,10 @@ template <class T>
 void blocked_orgqr(const Context& ctx, std::int64_t k, MatrixView<T> a, VectorView<const T> tau,
                    BlockSizes sizes = {});
 
+/// Kerr, Campbell & Richards' blocked QR with the full Q (geqrf_wy); arguments checked, q is
+/// m x m.
+template <class T>
+void wy_geqrf(const Context& ctx, MatrixView<T> a, VectorView<T> tau, MatrixView<T> q,
+              BlockSizes sizes = {});
+
 }  // namespace gpuqr::detail

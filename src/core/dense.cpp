@@ -160,6 +160,39 @@ void geqrf(const Context& ctx, MatrixView<T> a, VectorView<T> tau) {
 }
 
 template <class T>
+void geqrf_wy(const Context& ctx, MatrixView<T> a, VectorView<T> tau, MatrixView<T> q,
+              std::int64_t block) {
+  if (host_on_cuda(ctx, a) || host_on_cuda(ctx, tau) || host_on_cuda(ctx, q)) {
+    const StagedMatrix<T> sa(ctx, a);
+    const StagedVector<T> st(ctx, tau);
+    const StagedMatrix<T> sq(ctx, q);
+    geqrf_wy<T>(ctx, sa.view(), st.view(), sq.view(), block);
+    sa.copy_back();
+    st.copy_back();
+    sq.copy_back();
+    return;
+  }
+  check_view(ctx, a, "A", "geqrf_wy");
+  check_view(ctx, tau, "tau", "geqrf_wy");
+  check_view(ctx, q, "Q", "geqrf_wy");
+  const std::int64_t m = a.rows(), k = std::min(m, a.cols());
+  GPUQR_CHECK_ARG(tau.size() >= k, "geqrf_wy: tau needs min(m, n) = " + std::to_string(k) +
+                                       " entries, has " + std::to_string(tau.size()));
+  GPUQR_CHECK_ARG(q.rows() == m && q.cols() == m,
+                  "geqrf_wy: Q is " + shape(q.rows(), q.cols()) + ", needs m x m = " + shape(m, m));
+  GPUQR_CHECK_ARG(block >= 0, "geqrf_wy: block = " + std::to_string(block) + " is negative");
+  if (!a.empty() && !q.empty()) {
+    const T* a0 = a.data();
+    const T* a1 = a.data() + (a.cols() - 1) * a.ld() + a.rows();
+    const T* q0 = q.data();
+    const T* q1 = q.data() + (q.cols() - 1) * q.ld() + q.rows();
+    GPUQR_CHECK_ARG(a1 <= q0 || q1 <= a0, "geqrf_wy: Q overlaps A");
+  }
+  detail::check_finite<T>(ctx, a, "A", "geqrf_wy");
+  detail::wy_geqrf<T>(ctx, a, tau, q, detail::BlockSizes{block, 0});
+}
+
+template <class T>
 void orgqr(const Context& ctx, std::int64_t k, MatrixView<T> a, VectorView<const T> tau) {
   if (host_on_cuda(ctx, a) || host_on_cuda(ctx, tau)) {
     const StagedMatrix<T> sa(ctx, a);
@@ -302,22 +335,24 @@ LstsqInfo gels(const Context& ctx, MatrixView<T> a, MatrixView<T> b) {
   return gels_in_place<T>(ctx, a, b, Replay::allowed);
 }
 
-#define GPUQR_INSTANTIATE_DENSE_API(T)                                                        \
-  template void geqrf<T>(const Context&, MatrixView<T>, VectorView<T>);                       \
-  template void orgqr<T>(const Context&, std::int64_t, MatrixView<T>, VectorView<const T>);   \
-  template void ormqr<T>(const Context&, Side, Op, MatrixView<const T>, VectorView<const T>,  \
-                         MatrixView<T>);                                                      \
-  template TriangularInfo trtrs<T>(const Context&, Uplo, Op, Diag, MatrixView<const T>,       \
-                                   MatrixView<T>);                                            \
-  template LstsqInfo gels<T>(const Context&, MatrixView<T>, MatrixView<T>);                   \
-  template void detail::check_finite<T>(const Context&, MatrixView<const T>, const char*,     \
-                                        const char*);                                         \
-  template void detail::run_geqrf<T>(const Context&, MatrixView<T>, VectorView<T>);         \
+#define GPUQR_INSTANTIATE_DENSE_API(T)                                                       \
+  template void geqrf<T>(const Context&, MatrixView<T>, VectorView<T>);                      \
+  template void geqrf_wy<T>(const Context&, MatrixView<T>, VectorView<T>, MatrixView<T>,     \
+                            std::int64_t);                                                   \
+  template void orgqr<T>(const Context&, std::int64_t, MatrixView<T>, VectorView<const T>);  \
+  template void ormqr<T>(const Context&, Side, Op, MatrixView<const T>, VectorView<const T>, \
+                         MatrixView<T>);                                                     \
+  template TriangularInfo trtrs<T>(const Context&, Uplo, Op, Diag, MatrixView<const T>,      \
+                                   MatrixView<T>);                                           \
+  template LstsqInfo gels<T>(const Context&, MatrixView<T>, MatrixView<T>);                  \
+  template void detail::check_finite<T>(const Context&, MatrixView<const T>, const char*,    \
+                                        const char*);                                        \
+  template void detail::run_geqrf<T>(const Context&, MatrixView<T>, VectorView<T>);          \
   template void detail::run_ormqr<T>(const Context&, Side, Op, MatrixView<const T>,          \
                                      VectorView<const T>, MatrixView<T>);                    \
   template void detail::run_orgqr<T>(const Context&, std::int64_t, MatrixView<T>,            \
                                      VectorView<const T>);                                   \
-  template LstsqInfo detail::solve_factored<T>(const Context&, MatrixView<const T>,           \
+  template LstsqInfo detail::solve_factored<T>(const Context&, MatrixView<const T>,          \
                                                VectorView<const T>, MatrixView<T>);
 
 GPUQR_INSTANTIATE_DENSE_API(float)
