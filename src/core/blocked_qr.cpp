@@ -1,4 +1,5 @@
-// Blocked Householder QR, ormqr and orgqr in compact WY form (see blocked_qr.hpp).
+// Blocked Householder QR, ormqr and orgqr in compact WY form (see blocked_qr.hpp), and
+// wy_geqrf: Kerr, Campbell & Richards' variant in W/Y form that forms the full Q as it goes.
 // Backend-agnostic: every operation is a leaf of src/core/blocked_kernels.hpp, enqueued in
 // order on the context (on CUDA: one stream, no synchronization, no allocation in the loops;
 // the driver's buffers come from one grow-only workspace sized before the loop).
