@@ -59,7 +59,8 @@ std::vector<Case> paper_cases(const Options& o) {
     for (std::int64_t m = 8000; m <= 14000; m += 2000) cases.push_back({true, m, 3000, 500});
     for (std::int64_t p : {200, 1500})
       for (std::int64_t n = 1000; n <= 7000; n += 2000) cases.push_back({true, 8000, n, p});
-    for (std::int64_t p : {1, 16}) cases.push_back({true, 8000, 3000, p});
+    for (std::int64_t p : {1, 4, 16}) cases.push_back({true, 8000, 3000, p});
+    cases.push_back({true, 14000, 3000, 16});  // the few-rows kernel's cost against m
   }
   if (o.only != "add") {
     for (std::int64_t p : {20, 100})

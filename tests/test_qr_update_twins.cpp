@@ -91,6 +91,8 @@ TEST_P(QrUpdateCudaTwins, GatherMoveTransposeAreExact) {
 TEST_P(QrUpdateCudaTwins, AddRowsSmallMatches) {
   GPUQR_FOR_PRECISION(([&]<class T>() {
     Context cpu = Context::cpu();
+    // Every kernel width (p = 1, 2, 3..4, 5..8, 9..16 rows), n and k on and off the 32-column
+    // tiles, long hand-off chains (n = 640, 1000: 20 and 32 tiles waiting on each other).
     // The whole problem ([R d; U e]) scaled so that the squares of its columns underflow or
     // overflow: the scaled larfg path (the others take the plain sum of squares and
     // reciprocals). Scaling U alone would not do: U >> R makes the rows of U annihilate each
@@ -99,7 +101,8 @@ TEST_P(QrUpdateCudaTwins, AddRowsSmallMatches) {
     for (auto [p, n, k, scale] :
          {std::tuple<std::int64_t, std::int64_t, std::int64_t, double>{1, 40, 1, 1.0},
           {16, 75, 2, 1.0}, {12, 64, 0, 1.0}, {5, 130, 37, 1.0}, {16, 70, 1, tiny},
-          {7, 45, 2, huge}}) {
+          {7, 45, 2, huge}, {2, 33, 1, 1.0}, {3, 97, 0, tiny}, {4, 1000, 3, 1.0},
+          {2, 300, 1, huge}, {9, 640, 33, 1.0}}) {
       SCOPED_TRACE("p " + std::to_string(p) + " n " + std::to_string(n) + " k " +
                    std::to_string(k) + " scale " + std::to_string(scale));
       Matrix<T> r = random_matrix<T>(n, n, 30 + p);

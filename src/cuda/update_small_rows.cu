@@ -3,22 +3,28 @@
 //
 // The update is n reflectors of length p + 1, H_i = I - tau_i [e_i; v_i] [e_i; v_i]^T acting on
 // row i of R and on the p rows of U: cheap arithmetic (2 p n^2 flops) but a chain of n
-// dependent steps, which blocked code pays for with several launches per column block.
+// dependent steps. The kernel is built around that chain: everything else runs beside it.
 //
 // Shape: the augmented columns [R d; U e] (n + k of them) are cut into tiles of 32; one warp
-// (one thread block) owns a tile, lane c owns column c: its p entries of U in registers, the
-// rows of R it is updating in shared memory (its own column of a 32 x 32 tile). Tiles are handed out in launch order by a ticket
-// counter, so a warp only ever waits for warps that already run (no deadlock whatever the
-// scheduler does). Warp t applies, in order, the reflectors of every tile s < t as tile s
-// publishes them (V_s over U's columns, tau_s, then a flag), then factors its own 32 columns
-// and publishes them. Columns are owned by one warp each, so R and d are never shared; only
-// V and tau cross warps, read with __ldcg (L2) after the flag: never a stale L1 line.
+// (one thread block) owns a tile and lane c owns column c: its p entries of U in registers
+// (padded with zeros to P, a power of two chosen per launch, so that no loop is longer than
+// p needs) and the 32 rows of R it is updating in shared memory, a column per lane. Tiles are
+// handed out in launch order by a ticket counter, so a warp only ever waits for warps that
+// already run (no deadlock whatever the scheduler does). Warp t applies, in order, the
+// reflectors of every tile s < t as tile s publishes them (V_s in U's columns, tau_s, then a
+// flag), then factors its own 32 columns and publishes them. The next step's rows of R are
+// copied in (cp.async) while the current step runs. Only V and tau cross warps: the flag is
+// polled with relaxed loads, then read once with acquire semantics, and V is read with
+// __ldcg (L2), so no stale L1 line is ever seen; R's rows are written after the flag, off
+// the chain.
 //
-// Scaling: where the squares of a column neither over- nor underflow, its norm is the plain
-// sum of squares and tau and the scale come from reciprocals (the per-column chain is the
-// kernel's critical path: each tile waits for the previous tile's 32 columns); elsewhere the
-// scaled two-pass sum (max |x|, then sum (x / max)^2), as LAPACK's larfg avoids over- and
-// underflow.
+// A column step: every lane sums its own squares; lane j's sum, alpha and its p entries reach
+// the other lanes by shuffles (the entries while the square root and reciprocals run), every
+// lane computes the same tau and scale (no divergent larfg), and the lanes right of j update
+// their column. Where lane j's squares would over- or underflow, a warp-uniform branch takes
+// LAPACK's scaled two-pass norm (max |x|, then sum (x / max)^2). The column loop is not
+// unrolled: each warp runs it once, and unrolled it was too long for the instruction cache
+// (ncu, session 12: 46% of its stall samples waiting for instructions at p = 16).
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -34,11 +40,16 @@ namespace {
 using cuda_detail::DeviceGuard;
 
 constexpr int kTile = 32;
-constexpr int kMaxP = static_cast<int>(kSmallAddRows);
 
 /// 1 / x without the division's slow-path branch (correctly rounded).
 __device__ __forceinline__ double reciprocal(double x) { return __drcp_rn(x); }
 __device__ __forceinline__ float reciprocal(float x) { return __frcp_rn(x); }
+
+__device__ __forceinline__ int load_acquire(const int* p) {
+  int v;
+  asm volatile("ld.acquire.gpu.global.b32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+  return v;
+}
 
 template <class T>
 struct SmallArgs {
@@ -67,45 +78,64 @@ __device__ __forceinline__ T* bottom_col(const SmallArgs<T>& a, std::int64_t c) 
   return c < a.n ? a.u + c * a.ldu : a.e + (c - a.n) * a.lde;
 }
 
-/// Rows row0 .. row0+31 (those < n) of the tile's columns: fetch_rows issues all 32 loads of a
-/// lane at once (into registers: one memory latency, not 32 in a row), commit_rows puts them in
-/// s (s[i][lane]: lane = column, which each lane then reads and writes alone). The loads run
-/// down columns (coalesced). store_rows writes s back.
+/// Rows row0 .. row0 + 31 (those < n) of the lane's own column into rows[i][lane] (zeros
+/// elsewhere), copied asynchronously (cp.async: no registers held while they arrive). `dummy`
+/// is any 8-byte aligned global address, the source of the zero-filled copies.
 template <class T>
-__device__ __forceinline__ void fetch_rows(const SmallArgs<T>& a, std::int64_t row0,
-                                           std::int64_t c0, T (&vals)[kTile]) {
+__device__ __forceinline__ void fetch_rows(T (*rows)[kTile + 1], const T* top, const T* dummy,
+                                           std::int64_t n, std::int64_t row0) {
 #pragma unroll
-  for (int k = 0; k < kTile; ++k) {
-    const std::int64_t c = c0 + k;  // lane = row i, k = column: 32 lanes read one column
-    vals[k] = (c < a.cols && row0 + threadIdx.x < a.n) ? top_col(a, c)[row0 + threadIdx.x] : T(0);
+  for (int i = 0; i < kTile; ++i) {
+    const bool ok = top && row0 + i < n;
+    const unsigned dst = static_cast<unsigned>(__cvta_generic_to_shared(&rows[i][threadIdx.x]));
+    asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;\n" ::"r"(dst),
+                 "l"(ok ? top + row0 + i : dummy), "n"(sizeof(T)),
+                 "r"(ok ? static_cast<int>(sizeof(T)) : 0)
+                 : "memory");
   }
+  asm volatile("cp.async.commit_group;\n" ::: "memory");
+}
+__device__ __forceinline__ void rows_arrived() {
+  asm volatile("cp.async.wait_group 0;\n" ::: "memory");
+  __syncwarp();
+}
+template <class T>
+__device__ __forceinline__ void store_rows(T* top, std::int64_t n, std::int64_t row0,
+                                           const T (*rows)[kTile + 1]) {
+  __syncwarp();
+#pragma unroll 8
+  for (int i = 0; i < kTile; ++i)
+    if (top && row0 + i < n) top[row0 + i] = rows[i][threadIdx.x];
 }
 
-template <class T>
-__device__ __forceinline__ void commit_rows(const T (&vals)[kTile], T (*s)[kTile + 1]) {
-  __syncwarp();
+__device__ __forceinline__ int load_relaxed(const int* p) {
+  int v;
+  asm volatile("ld.relaxed.gpu.global.b32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+  return v;
+}
+
+/// Waits for tile s's flag: polled without invalidating L1 (a relaxed load), then one acquire
+/// load, after which tile s's V and tau are visible.
+__device__ __forceinline__ void wait_published(const int* flag) {
+  while (load_relaxed(flag) == 0) {
+  }
+  (void)load_acquire(flag);
+}
+
+/// (a0 + a1) + (a2 + a3) of the sums of x[r] * y[r] (plus init), four independent chains.
+template <class T, int P>
+__device__ __forceinline__ T dot(T init, const T (&x)[P], const T (&y)[P]) {
+  T part[4] = {init, T(0), T(0), T(0)};
 #pragma unroll
-  for (int k = 0; k < kTile; ++k) s[threadIdx.x][k] = vals[k];
-  __syncwarp();
+  for (int r = 0; r < P; ++r) part[r % 4] += x[r] * y[r];
+  return (part[0] + part[1]) + (part[2] + part[3]);
 }
 
-template <class T>
-__device__ __forceinline__ void store_rows(const SmallArgs<T>& a, std::int64_t row0,
-                                           std::int64_t c0, T (*s)[kTile + 1]) {
-  __syncwarp();
-  for (int idx = threadIdx.x; idx < kTile * kTile; idx += kTile) {
-    const int i = idx % kTile, col = idx / kTile;
-    const std::int64_t c = c0 + col;
-    if (c < a.cols && row0 + i < a.n) top_col(a, c)[row0 + i] = s[i][col];
-  }
-  __syncwarp();
-}
-
-template <class T>
+template <class T, int P>
 __global__ void __launch_bounds__(kTile) add_rows_small_kernel(SmallArgs<T> a) {
-  __shared__ T sv[kMaxP][kTile];        // the reflectors being applied: v_i in column i
+  __shared__ T sv[P][kTile];  // the reflectors being applied: v_i in column i
   __shared__ T stau[kTile];
-  __shared__ T srows[kTile][kTile + 1];  // staging of R's rows (padded: no bank conflicts)
+  __shared__ T srows[2][kTile][kTile + 1];  // R's rows being updated: [i][lane], two buffers
   const int lane = threadIdx.x;
   int ticket = 0;
   if (lane == 0) ticket = atomicAdd(&a.flags[0], 1);
@@ -113,138 +143,118 @@ __global__ void __launch_bounds__(kTile) add_rows_small_kernel(SmallArgs<T> a) {
   const std::int64_t c0 = t * kTile, c = c0 + lane;
   const bool valid = c < a.cols;
   const int p = a.p;
-  const std::int64_t factor_tiles = (a.n + kTile - 1) / kTile;
+  const std::int64_t n = a.n, factor_tiles = (n + kTile - 1) / kTile;
+  T* const top = valid ? top_col(a, c) : nullptr;
+  T* const bottom = valid ? bottom_col(a, c) : nullptr;
+  const T* const dummy = a.u;
 
-  T u[kMaxP];
-  {
-    const T* col = valid ? bottom_col(a, c) : nullptr;
+  T u[P];
 #pragma unroll
-    for (int r = 0; r < kMaxP; ++r) u[r] = (valid && r < p) ? col[r] : T(0);
-  }
+  for (int r = 0; r < P; ++r) u[r] = (valid && r < p) ? bottom[r] : T(0);
 
-  // The reflectors of the tiles before this one, in order. The R rows a step needs are this
-  // warp's own: they are fetched before waiting for the producer's flag.
+  // The reflectors of the tiles before this one, in order. Each step's rows of R are copied
+  // in while the step before runs; after the last producer, this tile's own rows c0...
   const std::int64_t producers = t < factor_tiles ? t : factor_tiles;
-  T vals[kTile];
-  if (producers > 0) fetch_rows(a, 0, c0, vals);
+  fetch_rows(srows[0], top, dummy, n, producers > 0 ? 0 : c0);
   for (std::int64_t s = 0; s < producers; ++s) {
-    if (lane == 0) {
-      volatile int* flag = a.flags + 1 + s;
-      while (*flag == 0) __nanosleep(64);
-    }
-    __syncwarp();
-    __threadfence();  // the flag was seen: the producer's V and tau are visible from here on
     const std::int64_t i0 = s * kTile;
-    T vv[kMaxP];
+    T (*const rows)[kTile + 1] = srows[s & 1];
+    wait_published(a.flags + 1 + s);
+    const std::int64_t col = i0 + lane;
+    T vv[P];
 #pragma unroll
-    for (int k = 0; k < kMaxP; ++k) {  // all of V_s's loads in flight at once
-      const int idx = lane + k * kTile, r = idx % p, i = idx / p;
-      vv[k] = (k < p && i0 + i < a.n) ? __ldcg(a.u + r + (i0 + i) * a.ldu) : T(0);
-    }
-    const T tv = i0 + lane < a.n ? __ldcg(a.tau + i0 + lane) : T(0);
-    commit_rows(vals, srows);
+    for (int r = 0; r < P; ++r)
+      vv[r] = (r < p && col < n) ? __ldcg(a.u + r + col * a.ldu) : T(0);
+    const T tv = col < n ? __ldcg(a.tau + col) : T(0);
+    __syncwarp();  // the previous step's reads of sv and stau are done
 #pragma unroll
-    for (int k = 0; k < kMaxP; ++k) {
-      const int idx = lane + k * kTile;
-      if (k < p) sv[idx % p][idx / p] = vv[k];
-    }
+    for (int r = 0; r < P; ++r) sv[r][lane] = vv[r];
     stau[lane] = tv;
-    __syncwarp();
-    // The next step's rows; after the last producer, rows c0.. (i0 + 32 = c0): this tile's own.
-    if (s + 1 < producers || t < factor_tiles) fetch_rows(a, i0 + kTile, c0, vals);
-#pragma unroll 1
+    rows_arrived();  // also orders the sv and stau stores before the reads below
+    if (s + 1 < producers || t < factor_tiles)
+      fetch_rows(srows[(s + 1) & 1], top, dummy, n, s + 1 < producers ? i0 + kTile : c0);
+#pragma unroll 8
     for (int i = 0; i < kTile; ++i) {
-      T w[4] = {srows[i][lane], T(0), T(0), T(0)};
+      T v[P];
 #pragma unroll
-      for (int r = 0; r < kMaxP; ++r)
-        if (r < p) w[r % 4] += sv[r][i] * u[r];
-      const T wi = stau[i] * ((w[0] + w[1]) + (w[2] + w[3]));
-      srows[i][lane] -= wi;
+      for (int r = 0; r < P; ++r) v[r] = sv[r][i];
+      const T w = stau[i] * dot(rows[i][lane], v, u);
+      rows[i][lane] -= w;
 #pragma unroll
-      for (int r = 0; r < kMaxP; ++r)
-        if (r < p) u[r] -= sv[r][i] * wi;
+      for (int r = 0; r < P; ++r) u[r] -= v[r] * w;
     }
-    store_rows(a, i0, c0, srows);
+    store_rows(top, n, i0, rows);
   }
 
+  T (*const rows)[kTile + 1] = srows[producers & 1];
   if (t < factor_tiles) {
-    // This tile's own reflectors: column j's against row c0 + j of R.
-    if (producers == 0) fetch_rows(a, c0, c0, vals);  // else fetched during the last step
-    commit_rows(vals, srows);
+    // This tile's own reflectors: column j's against row c0 + j of R. Reflector j changes
+    // row j of R alone, so only u carries the chain from one column to the next; the loop is
+    // not unrolled (the warp runs it once: unrolled, its code would not stay in the
+    // instruction cache).
+    rows_arrived();
+    T my_tau = 0;
+    const int jend = static_cast<int>(n - c0 < kTile ? n - c0 : kTile);
 #pragma unroll 1
-    for (int j = 0; j < kTile; ++j) {
-      if (c0 + j >= a.n) break;  // uniform across the warp
-      if (lane == j) {
-        // larfg on (alpha, u): the column's critical path. Fast path: the plain sum of
-        // squares (four independent sums) and reciprocals when squares neither over- nor
-        // underflow; otherwise the scaled two-pass sum (max |x|, then sum (x / max)^2).
-        const T alpha = srows[j][j];
-        T part[4] = {T(0), T(0), T(0), T(0)};
+    for (int j = 0; j < jend; ++j) {
+      const T ss = dot(T(0), u, u);
+      const T rj = rows[j][lane];  // row j of R: reflectors before j did not change it
+      const T alpha = __shfl_sync(0xffffffffu, rj, j);
+      const T ssj = __shfl_sync(0xffffffffu, ss, j);
+      T uj[P];
 #pragma unroll
-        for (int r = 0; r < kMaxP; ++r)
-          if (r < p) part[r % 4] += u[r] * u[r];
-        const T ss = (part[0] + part[1]) + (part[2] + part[3]);
-        const T total = alpha * alpha + ss;
-        T tau = 0, scale = 0, beta = alpha;
-        if (ss >= SafeRange<T>::small && ss <= SafeRange<T>::big && total <= SafeRange<T>::big) {
-          const T norm = sqrt(total);
+      for (int r = 0; r < P; ++r) uj[r] = __shfl_sync(0xffffffffu, u[r], j);
+      const T total = alpha * alpha + ssj;
+      T tau, scale, beta;
+      if (ssj >= SafeRange<T>::small && ssj <= SafeRange<T>::big && total <= SafeRange<T>::big) {
+        const T norm = sqrt(total);
+        beta = alpha >= 0 ? -norm : norm;
+        tau = (beta - alpha) * reciprocal(beta);
+        scale = reciprocal(alpha - beta);
+      } else {  // warp-uniform: every lane holds lane j's alpha and entries
+        T amax = 0;
+#pragma unroll
+        for (int r = 0; r < P; ++r) amax = max(amax, abs(uj[r]));
+        tau = 0, scale = 0, beta = alpha;
+        if (amax > 0) {
+          const T inv = T(1) / amax;
+          T sc = 0;
+#pragma unroll
+          for (int r = 0; r < P; ++r) sc += (uj[r] * inv) * (uj[r] * inv);
+          const T norm = hypot(alpha, amax * sqrt(sc));
           beta = alpha >= 0 ? -norm : norm;
-          tau = (beta - alpha) * reciprocal(beta);
-          scale = reciprocal(alpha - beta);
-        } else {
-          T amax = 0;
-#pragma unroll
-          for (int r = 0; r < kMaxP; ++r)
-            if (r < p) amax = max(amax, abs(u[r]));
-          if (amax > 0) {
-            const T inv = T(1) / amax;
-            T sc = 0;
-#pragma unroll
-            for (int r = 0; r < kMaxP; ++r)
-              if (r < p) sc += (u[r] * inv) * (u[r] * inv);
-            const T norm = hypot(alpha, amax * sqrt(sc));
-            beta = alpha >= 0 ? -norm : norm;
-            tau = (beta - alpha) / beta;
-            scale = T(1) / (alpha - beta);
-          }
+          tau = (beta - alpha) / beta;
+          scale = T(1) / (alpha - beta);
         }
-#pragma unroll
-        for (int r = 0; r < kMaxP; ++r) {
-          u[r] *= scale;
-          if (r < p) sv[r][j] = u[r];
-        }
-        srows[j][j] = beta;
-        stau[j] = tau;
       }
-      __syncwarp();
-      if (lane > j && valid) {
-        T part[4] = {srows[j][lane], T(0), T(0), T(0)};
 #pragma unroll
-        for (int r = 0; r < kMaxP; ++r)
-          if (r < p) part[r % 4] += sv[r][j] * u[r];
-        const T w = stau[j] * ((part[0] + part[1]) + (part[2] + part[3]));
-        srows[j][lane] -= w;
+      for (int r = 0; r < P; ++r) uj[r] *= scale;  // v_j
+      // The columns right of j (d's included) apply H_j; lane j keeps v_j and beta.
+      const T w = lane > j ? tau * dot(rj, uj, u) : T(0);
+      rows[j][lane] = lane == j ? beta : rj - w;
+      my_tau = lane == j ? tau : my_tau;
 #pragma unroll
-        for (int r = 0; r < kMaxP; ++r)
-          if (r < p) u[r] -= sv[r][j] * w;
-      }
-      __syncwarp();
+      for (int r = 0; r < P; ++r) u[r] = lane == j ? uj[r] : u[r] - uj[r] * w;
     }
-    store_rows(a, c0, c0, srows);
-    if (c < a.n) a.tau[c] = stau[lane];
+    if (c < n) a.tau[c] = my_tau;
   }
 
   if (valid) {
-    T* col = bottom_col(a, c);
 #pragma unroll
-    for (int r = 0; r < kMaxP; ++r)
-      if (r < p) col[r] = u[r];
+    for (int r = 0; r < P; ++r)
+      if (r < p) bottom[r] = u[r];
   }
   if (t < factor_tiles) {
     __threadfence();  // V (U's columns) and tau reach L2 before the flag does
     __syncwarp();
     if (lane == 0) atomicExch(a.flags + 1 + t, 1);
+    store_rows(top, n, c0, rows);  // this tile's rows of R (and d): nobody waits for them
   }
+}
+
+template <class T, int P>
+void launch(const SmallArgs<T>& a, std::int64_t tiles, cudaStream_t stream) {
+  add_rows_small_kernel<T, P><<<static_cast<unsigned>(tiles), kTile, 0, stream>>>(a);
 }
 
 }  // namespace
@@ -266,7 +276,17 @@ void add_rows_small(detail::ContextImpl& ctx, MatrixView<T> r, MatrixView<T> u,
   SmallArgs<T> a{r.data(), r.ld(), u.data(), u.ld(), k > 0 ? d.data() : nullptr,
                  k > 0 ? d.ld() : 1, k > 0 ? e.data() : nullptr, k > 0 ? e.ld() : 1,
                  tau.data(), flags.data(), n, cols, static_cast<int>(p)};
-  add_rows_small_kernel<T><<<static_cast<unsigned>(tiles), kTile, 0, ctx.stream>>>(a);
+  static_assert(kSmallAddRows == 16, "the launches below cover p <= 16");
+  if (p == 1)
+    launch<T, 1>(a, tiles, ctx.stream);
+  else if (p == 2)
+    launch<T, 2>(a, tiles, ctx.stream);
+  else if (p <= 4)
+    launch<T, 4>(a, tiles, ctx.stream);
+  else if (p <= 8)
+    launch<T, 8>(a, tiles, ctx.stream);
+  else
+    launch<T, 16>(a, tiles, ctx.stream);
   GPUQR_CUDA_CHECK_LAUNCH(ctx.stream);
 }
 
