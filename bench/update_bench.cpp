@@ -1,8 +1,8 @@
 // gpuqr_update_bench: QR updating (UpdatableQR, issue 5) against refactoring the updated matrix
 // with cuSOLVER (geqrf + ormqr + trsm: the paper's "TUS"), in one run, at Andrew & Dingle's
 // configurations, FP32 and FP64. One line per case: our update + solve (ms), the refactor
-// (ms), their ratio, the device operations our update enqueued, and a cross-check of the
-// residual norm against the refactor's. Exits 1 when a cross-check fails, 0 otherwise
+// (ms), their ratio, the device operations our update enqueued, a cross-check of the
+// residual norm against the refactor's, and our time split into the update and the solve. Exits 1 when a cross-check fails, 0 otherwise
 // (also, with a message, when no GPU is visible). Options: see usage().
 #include <algorithm>
 #include <chrono>
@@ -108,7 +108,7 @@ Matrix<T> rows_inserted(const Matrix<T>& a, std::int64_t k, const Matrix<T>& u) 
 }
 
 struct Timed {
-  double ms = 0, residual = 0;
+  double ms = 0, add_ms = 0, solve_ms = 0, residual = 0;  // ms = add_ms + solve_ms
   std::int64_t launches = 0;
 };
 
@@ -118,7 +118,7 @@ template <class T>
 Timed time_update(const Context& ctx, const Case& c, const Matrix<T>& a, const Matrix<T>& b,
                   const Matrix<T>& u_host, const Matrix<T>& e_host, std::int64_t k, UpdateQ q,
                   int repeat) {
-  std::vector<double> times;
+  std::vector<double> times, adds, solves;
   Timed out;
   const bool profile = std::getenv("GPUQR_BENCH_PROFILE") != nullptr;
   const gpuqr::MemorySpace space = ctx.is_cuda() ? gpuqr::MemorySpace::device
@@ -134,6 +134,8 @@ Timed time_update(const Context& ctx, const Case& c, const Matrix<T>& a, const M
     const auto t0 = std::chrono::steady_clock::now();
     const gpuqr::UpdateInfo info =
         c.add ? qr.add_rows(k, u.view(), e.view()) : qr.remove_rows(k, c.p);
+    ctx.synchronize();  // free: the solve's first step waits for the update anyway
+    const auto tm = std::chrono::steady_clock::now();
     gpuqr::LstsqInfo lst;
     const Matrix<T> x = qr.solve(&lst);  // synchronizes: the residual norm comes back
     const auto t1 = std::chrono::steady_clock::now();
@@ -141,11 +143,17 @@ Timed time_update(const Context& ctx, const Case& c, const Matrix<T>& a, const M
     if (profile && r == repeat) gpuqr::bench::profiler_range(false);
 #endif
     (void)profile;
-    if (r > 0) times.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
+    if (r > 0) {
+      times.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
+      adds.push_back(std::chrono::duration<double, std::milli>(tm - t0).count());
+      solves.push_back(std::chrono::duration<double, std::milli>(t1 - tm).count());
+    }
     out.launches = info.device_launches;
     out.residual = lst.residual_norms.empty() ? 0.0 : lst.residual_norms[0];
   }
   out.ms = median(times);
+  out.add_ms = median(adds);
+  out.solve_ms = median(solves);
   return out;
 }
 
@@ -180,8 +188,9 @@ int run_case(const Options& o, const Case& c, bool gpu, const char* prec) {
     const double tol = sizeof(T) == 4 ? 1e-2 : 1e-7;
     const bool ok = std::abs(ours.residual - res_ref) <= tol * std::max(res_ref, 1e-30);
     failures += ok ? 0 : 1;
-    std::printf("%10.3f %10.3f %7.2fx %8lld  %s", ours.ms, ref, ref / ours.ms,
-                static_cast<long long>(ours.launches), ok ? "ok" : "RESIDUAL MISMATCH");
+    std::printf("%10.3f %10.3f %7.2fx %8lld  %-5s %8.3f %8.3f", ours.ms, ref, ref / ours.ms,
+                static_cast<long long>(ours.launches), ok ? "ok" : "RESIDUAL MISMATCH",
+                ours.add_ms, ours.solve_ms);
 #else
     std::printf("%10.3f %10s %8s %8lld  (no cuSOLVER baseline)", ours.ms, "-", "-",
                 static_cast<long long>(ours.launches));
@@ -241,8 +250,9 @@ int main(int argc, char** argv) {
                   gpuqr::cuda_unavailable_reason().c_str(),
                   o.cpu ? "running the CPU cases only" : "nothing to do (try --cpu)");
     } else {
-      std::printf("%-6s %-4s %6s %6s %5s  %10s %10s %8s %8s  %s\n", "op", "prec", "m", "n", "p",
-                  "ours_ms", "tus_ms", "speedup", "launches", "check");
+      std::printf("%-6s %-4s %6s %6s %5s  %10s %10s %8s %8s  %-5s %8s %8s\n", "op", "prec", "m",
+                  "n", "p", "ours_ms", "tus_ms", "speedup", "launches", "check", "update",
+                  "solve");
       for (const Case& c : paper_cases(o)) {
         if (o.precision != 64) failures += run_case<float>(o, c, gpu, "fp32");
         if (o.precision != 32) failures += run_case<double>(o, c, gpu, "fp64");

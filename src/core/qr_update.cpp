@@ -55,7 +55,7 @@ UpdatableQR<T>::UpdatableQR(Context ctx, MatrixView<const T> a, MatrixView<const
   detail::run_geqrf<T>(ctx_, qr.view(), tau_v);
   r_ = Matrix<T>(n, n, space, dev);
   GPUQR_DISPATCH(ctx_, copy_upper, MatrixView<const T>(qr.view().block(0, 0, n, n)), r_.view());
-  d_ = Matrix<T>(m, std::max<std::int64_t>(k, 1), space, dev);
+  d_ = Matrix<T>(m + m / 4 + 16, std::max<std::int64_t>(k, 1), space, dev);  // room to add rows
   if (k > 0) {
     GPUQR_DISPATCH(ctx_, copy<T>, bb.view(), d_view());
     detail::run_ormqr<T>(ctx_, Side::left, Op::trans, qr.view(), VectorView<const T>(tau_v),
@@ -86,22 +86,29 @@ MatrixView<T> UpdatableQR<T>::d_view() {
 
 template <class T>
 void UpdatableQR<T>::reserve_rows(std::int64_t rows) {
-  if (rows <= d_.rows()) return;
-  const std::int64_t cap = std::max(rows, d_.rows() + d_.rows() / 4 + 16);
+  // d and Q grow apart: d (m x k) is built with room for a quarter more rows, so that adding
+  // rows to a new object neither allocates nor waits; Q is built to size (m^2 for the full Q).
+  const bool grow_d = rows > d_.rows();
+  const bool grow_q = q_mode_ != UpdateQ::none && rows > q_.rows();
+  if (!grow_d && !grow_q) return;
+  auto capacity = [rows](std::int64_t have) { return std::max(rows, have + have / 4 + 16); };
   const MemorySpace space = detail::space_of(ctx_);
   const int dev = ctx_.device();
-  Matrix<T> d(cap, d_.cols(), space, dev);
-  GPUQR_DISPATCH(ctx_, copy, MatrixView<const T>(d_view()), d.view().block(0, 0, m_, nrhs_));
-  Matrix<T> q;
-  if (q_mode_ != UpdateQ::none) {
+  Matrix<T> d, q;
+  if (grow_d) {
+    d = Matrix<T>(capacity(d_.rows()), d_.cols(), space, dev);
+    GPUQR_DISPATCH(ctx_, copy, MatrixView<const T>(d_view()), d.view().block(0, 0, m_, nrhs_));
+  }
+  if (grow_q) {
+    const std::int64_t cap = capacity(q_.rows());
     MatrixView<T> old = q_view();
     q = Matrix<T>(cap, q_mode_ == UpdateQ::full ? cap : n_, space, dev);
     GPUQR_DISPATCH(ctx_, copy, MatrixView<const T>(old),
                    q.view().block(0, 0, old.rows(), old.cols()));
   }
   ctx_.synchronize();  // the old storage is freed below while the copies may be queued
-  d_ = std::move(d);
-  if (q_mode_ != UpdateQ::none) q_ = std::move(q);
+  if (grow_d) d_ = std::move(d);
+  if (grow_q) q_ = std::move(q);
 }
 
 template <class T>

@@ -41,10 +41,6 @@ using cuda_detail::DeviceGuard;
 
 constexpr int kTile = 32;
 
-/// 1 / x without the division's slow-path branch (correctly rounded).
-__device__ __forceinline__ double reciprocal(double x) { return __drcp_rn(x); }
-__device__ __forceinline__ float reciprocal(float x) { return __frcp_rn(x); }
-
 __device__ __forceinline__ int load_acquire(const int* p) {
   int v;
   asm volatile("ld.acquire.gpu.global.b32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
@@ -122,13 +118,47 @@ __device__ __forceinline__ void wait_published(const int* flag) {
   (void)load_acquire(flag);
 }
 
-/// (a0 + a1) + (a2 + a3) of the sums of x[r] * y[r] (plus init), four independent chains.
+/// init + sum of x[r] * y[r] in min(P, 4) independent chains.
 template <class T, int P>
 __device__ __forceinline__ T dot(T init, const T (&x)[P], const T (&y)[P]) {
-  T part[4] = {init, T(0), T(0), T(0)};
+  constexpr int K = P < 4 ? P : 4;
+  T part[K];
+  part[0] = fma(x[0], y[0], init);
 #pragma unroll
-  for (int r = 0; r < P; ++r) part[r % 4] += x[r] * y[r];
-  return (part[0] + part[1]) + (part[2] + part[3]);
+  for (int r = 1; r < K; ++r) part[r] = x[r] * y[r];
+#pragma unroll
+  for (int r = K; r < P; ++r) part[r % K] = fma(x[r], y[r], part[r % K]);
+  if constexpr (K == 1) return part[0];
+  else if constexpr (K == 2) return part[0] + part[1];
+  else return (part[0] + part[1]) + (part[2] + part[3]);
+}
+
+/// 1 / sqrt(x) for x in SafeRange (normal, positive): the hardware estimate and one
+/// refinement (cubic in FP64, Newton in FP32), about 1 ulp; 1 / x for x in [1, 2] likewise.
+/// No range checks: they sit on the column chain, and the callers' ranges make them moot.
+__device__ __forceinline__ double rsqrt_in_range(double x) {
+  double y;
+  asm("rsqrt.approx.ftz.f64 %0, %1;" : "=d"(y) : "d"(x));
+  const double e = fma(-x, y * y, 1.0);
+  return fma(fma(0.375, e, 0.5), y * e, y);
+}
+__device__ __forceinline__ float rsqrt_in_range(float x) {
+  float y;
+  asm("rsqrt.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return fmaf(0.5f * fmaf(-x, y * y, 1.0f), y, y);
+}
+__device__ __forceinline__ double reciprocal_1_2(double x) {
+  double y;
+  asm("rcp.approx.ftz.f64 %0, %1;" : "=d"(y) : "d"(x));
+  double e = fma(-x, y, 1.0);
+  y = fma(fma(e, e, e), y, y);
+  e = fma(-x, y, 1.0);
+  return fma(e, y, y);
+}
+__device__ __forceinline__ float reciprocal_1_2(float x) {
+  float y;
+  asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return fmaf(fmaf(-x, y, 1.0f), y, y);
 }
 
 template <class T, int P>
@@ -195,22 +225,31 @@ __global__ void __launch_bounds__(kTile) add_rows_small_kernel(SmallArgs<T> a) {
     rows_arrived();
     T my_tau = 0;
     const int jend = static_cast<int>(n - c0 < kTile ? n - c0 : kTile);
+    // Row j of R (and alpha, its diagonal entry) is read one column ahead: reflectors before
+    // j do not change it.
+    T rj = rows[0][lane];
+    T alpha = __shfl_sync(0xffffffffu, rj, 0);
 #pragma unroll 1
     for (int j = 0; j < jend; ++j) {
       const T ss = dot(T(0), u, u);
-      const T rj = rows[j][lane];  // row j of R: reflectors before j did not change it
-      const T alpha = __shfl_sync(0xffffffffu, rj, j);
       const T ssj = __shfl_sync(0xffffffffu, ss, j);
       T uj[P];
 #pragma unroll
       for (int r = 0; r < P; ++r) uj[r] = __shfl_sync(0xffffffffu, u[r], j);
+      const int jn = j + 1 < jend ? j + 1 : j;
+      const T rj_next = rows[jn][lane];
+      const T alpha_next = __shfl_sync(0xffffffffu, rj_next, jn);
       const T total = alpha * alpha + ssj;
       T tau, scale, beta;
       if (ssj >= SafeRange<T>::small && ssj <= SafeRange<T>::big && total <= SafeRange<T>::big) {
-        const T norm = sqrt(total);
-        beta = alpha >= 0 ? -norm : norm;
-        tau = (beta - alpha) * reciprocal(beta);
-        scale = reciprocal(alpha - beta);
+        // beta = -sign(alpha) norm, tau = (beta - alpha) / beta = 1 + |alpha| / norm (in
+        // [1, 2]), scale = 1 / (alpha - beta) = sign(alpha) / (norm tau): one reciprocal
+        // square root and one reciprocal on the chain.
+        const T r = rsqrt_in_range(total);
+        const T sr = alpha >= 0 ? r : -r;
+        beta = -(total * sr);
+        tau = fma(abs(alpha), r, T(1));
+        scale = sr * reciprocal_1_2(tau);
       } else {  // warp-uniform: every lane holds lane j's alpha and entries
         T amax = 0;
 #pragma unroll
@@ -235,6 +274,8 @@ __global__ void __launch_bounds__(kTile) add_rows_small_kernel(SmallArgs<T> a) {
       my_tau = lane == j ? tau : my_tau;
 #pragma unroll
       for (int r = 0; r < P; ++r) u[r] = lane == j ? uj[r] : u[r] - uj[r] * w;
+      rj = rj_next;
+      alpha = alpha_next;
     }
     if (c < n) a.tau[c] = my_tau;
   }
