@@ -153,18 +153,19 @@ Matrix<T> UpdatableQR<T>::solve(LstsqInfo* info) const {
   const MemorySpace space = detail::space_of(ctx_);
   Matrix<T> x(n_, nrhs_, space, ctx_.device());
   LstsqInfo result;
+  const MatrixView<const T> d = d_.view().block(0, 0, m_, nrhs_);
+  if (nrhs_ > 0) {
+    // Enqueued before R's diagonal is read back, so that the solve follows the update on the
+    // device without waiting for the host; an exactly singular R gets NaN below.
+    GPUQR_DISPATCH(ctx_, copy, d.block(0, 0, n_, nrhs_), x.view());
+    GPUQR_DISPATCH(ctx_, trsm, Uplo::upper, Op::no_trans, Diag::non_unit, r_view(), x.view());
+  }
   const auto [rcond, zero_at] =
       detail::diagonal_summary(GPUQR_DISPATCH(ctx_, abs_diagonal, r_view()));
   result.rcond_estimate = rcond;
   result.singular_at = zero_at;
   if (nrhs_ > 0) {
-    const MatrixView<const T> d = d_.view().block(0, 0, m_, nrhs_);
-    GPUQR_DISPATCH(ctx_, copy, d.block(0, 0, n_, nrhs_), x.view());
-    if (!result.singular()) {
-      GPUQR_DISPATCH(ctx_, trsm, Uplo::upper, Op::no_trans, Diag::non_unit, r_view(), x.view());
-    } else {
-      GPUQR_DISPATCH(ctx_, fill, x.view(), std::numeric_limits<T>::quiet_NaN());
-    }
+    if (result.singular()) GPUQR_DISPATCH(ctx_, fill, x.view(), std::numeric_limits<T>::quiet_NaN());
     result.residual_norms = GPUQR_DISPATCH(ctx_, column_norms, d.block(n_, 0, m_ - n_, nrhs_));
   }
   if (result.singular() && info == nullptr) {

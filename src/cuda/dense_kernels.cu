@@ -20,6 +20,7 @@
 
 #include "src/core/dense_kernels.hpp"
 #include "src/cuda/check.hpp"
+#include "src/cuda/trsm_few_rhs.hpp"
 
 namespace gpuqr::kernels::cuda {
 namespace {
@@ -381,6 +382,8 @@ template <class T>
 void trsm(detail::ContextImpl& ctx, Uplo uplo, Op op, Diag diag, MatrixView<const T> a,
           MatrixView<T> b) {
   if (b.empty()) return;
+  // R x = Q^T b with few right-hand sides: our back substitution (src/cuda/trsm_few_rhs.cu).
+  if (uplo == Uplo::upper && op == Op::no_trans && trsm_upper_few_rhs<T>(ctx, diag, a, b)) return;
   DeviceGuard guard(ctx.device);
   trsm_call(blas(ctx), uplo == Uplo::upper ? CUBLAS_FILL_MODE_UPPER : CUBLAS_FILL_MODE_LOWER,
             to_cublas(op), diag == Diag::unit ? CUBLAS_DIAG_UNIT : CUBLAS_DIAG_NON_UNIT,

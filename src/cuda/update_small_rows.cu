@@ -165,6 +165,7 @@ template <class T, int P>
 __global__ void __launch_bounds__(kTile) add_rows_small_kernel(SmallArgs<T> a) {
   __shared__ T sv[P][kTile];  // the reflectors being applied: v_i in column i
   __shared__ T stau[kTile];
+  __shared__ __align__(16) T su[kTile][P];  // the factored columns' entries, unscaled
   __shared__ T srows[2][kTile][kTile + 1];  // R's rows being updated: [i][lane], two buffers
   const int lane = threadIdx.x;
   int ticket = 0;
@@ -223,7 +224,7 @@ __global__ void __launch_bounds__(kTile) add_rows_small_kernel(SmallArgs<T> a) {
     // not unrolled (the warp runs it once: unrolled, its code would not stay in the
     // instruction cache).
     rows_arrived();
-    T my_tau = 0;
+    T my_tau = 0, my_scale = 0;
     const int jend = static_cast<int>(n - c0 < kTile ? n - c0 : kTile);
     // Row j of R (and alpha, its diagonal entry) is read one column ahead: reflectors before
     // j do not change it.
@@ -233,12 +234,20 @@ __global__ void __launch_bounds__(kTile) add_rows_small_kernel(SmallArgs<T> a) {
     for (int j = 0; j < jend; ++j) {
       const T ss = dot(T(0), u, u);
       const T ssj = __shfl_sync(0xffffffffu, ss, j);
+      // Lane j's entries reach the others through shared memory (half the instructions of
+      // shuffles), where they also stay, unscaled, as V's column j.
+      if (lane == j) {
+#pragma unroll
+        for (int r = 0; r < P; ++r) su[j][r] = u[r];
+      }
+      __syncwarp();
       T uj[P];
 #pragma unroll
-      for (int r = 0; r < P; ++r) uj[r] = __shfl_sync(0xffffffffu, u[r], j);
+      for (int r = 0; r < P; ++r) uj[r] = su[j][r];
       const int jn = j + 1 < jend ? j + 1 : j;
       const T rj_next = rows[jn][lane];
       const T alpha_next = __shfl_sync(0xffffffffu, rj_next, jn);
+      const T g = dot(T(0), uj, u);  // u_j . u, beside the square root: v . u = scale g
       const T total = alpha * alpha + ssj;
       T tau, scale, beta;
       if (ssj >= SafeRange<T>::small && ssj <= SafeRange<T>::big && total <= SafeRange<T>::big) {
@@ -266,18 +275,31 @@ __global__ void __launch_bounds__(kTile) add_rows_small_kernel(SmallArgs<T> a) {
           scale = T(1) / (alpha - beta);
         }
       }
+      // v_j . u. Where u_j . u left the range (over- or underflow, or exactly zero: nothing
+      // to tell them apart), the lane forms it from v_j = scale u_j instead (|v_j| <= 1).
+      T vu = scale * g;
+      if (lane > j && valid && !(abs(g) >= SafeRange<T>::small && abs(g) <= SafeRange<T>::big)) {
+        vu = 0;
 #pragma unroll
-      for (int r = 0; r < P; ++r) uj[r] *= scale;  // v_j
-      // The columns right of j (d's included) apply H_j; lane j keeps v_j and beta.
-      const T w = lane > j ? tau * dot(rj, uj, u) : T(0);
+        for (int r = 0; r < P; ++r) vu = fma(uj[r] * scale, u[r], vu);
+      }
+      // The columns right of j (d's included) apply H_j: u -= v_j w = u_j (scale w). Lane j
+      // keeps beta and tau; its u is not used again (V's column is in su).
+      const T w = lane > j ? tau * (rj + vu) : T(0);
       rows[j][lane] = lane == j ? beta : rj - w;
       my_tau = lane == j ? tau : my_tau;
+      my_scale = lane == j ? scale : my_scale;
+      const T sw = scale * w;
 #pragma unroll
-      for (int r = 0; r < P; ++r) u[r] = lane == j ? uj[r] : u[r] - uj[r] * w;
+      for (int r = 0; r < P; ++r) u[r] = fma(-uj[r], sw, u[r]);
       rj = rj_next;
       alpha = alpha_next;
     }
-    if (c < n) a.tau[c] = my_tau;
+    if (c < n) {
+      a.tau[c] = my_tau;
+#pragma unroll
+      for (int r = 0; r < P; ++r) u[r] = su[lane][r] * my_scale;  // v_c
+    }
   }
 
   if (valid) {
