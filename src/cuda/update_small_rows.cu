@@ -234,22 +234,17 @@ __global__ void __launch_bounds__(kTile) add_rows_small_kernel(SmallArgs<T> a) {
     for (int j = 0; j < jend; ++j) {
       const T ss = dot(T(0), u, u);
       const T ssj = __shfl_sync(0xffffffffu, ss, j);
-      // Lane j's entries stay in shared memory, unscaled, as V's column j. They reach the
-      // other lanes by shuffles for p <= 4 (shorter latency) and from there for p > 4 (half
-      // the instructions of shuffles; measured, session 12).
+      // Lane j's entries reach the others through shared memory (half the instructions of
+      // shuffles), where they also stay, unscaled, as V's column j. (Shuffles for p <= 4
+      // measured the same, session 12 runs 5 and 6.)
       if (lane == j) {
 #pragma unroll
         for (int r = 0; r < P; ++r) su[j][r] = u[r];
       }
+      __syncwarp();
       T uj[P];
-      if constexpr (P <= 4) {
 #pragma unroll
-        for (int r = 0; r < P; ++r) uj[r] = __shfl_sync(0xffffffffu, u[r], j);
-      } else {
-        __syncwarp();
-#pragma unroll
-        for (int r = 0; r < P; ++r) uj[r] = su[j][r];
-      }
+      for (int r = 0; r < P; ++r) uj[r] = su[j][r];
       const int jn = j + 1 < jend ? j + 1 : j;
       const T rj_next = rows[jn][lane];
       const T alpha_next = __shfl_sync(0xffffffffu, rj_next, jn);
