@@ -2,8 +2,9 @@
 // with cuSOLVER (geqrf + ormqr + trsm: the paper's "TUS"), in one run, at Andrew & Dingle's
 // configurations, FP32 and FP64. One line per case: our update + solve (ms), the refactor
 // (ms), their ratio, the device operations our update enqueued, a cross-check of the
-// residual norm against the refactor's, and our time split into the update and the solve. Exits 1 when a cross-check fails, 0 otherwise
-// (also, with a message, when no GPU is visible). Options: see usage().
+// residual norm against the refactor's, and our time split into the update and the solve.
+// Exits 1 when a cross-check fails, 0 otherwise (also, with a message, when no GPU is
+// visible). Options: see usage().
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -189,8 +190,8 @@ int run_case(const Options& o, const Case& c, bool gpu, const char* prec) {
     const bool ok = std::abs(ours.residual - res_ref) <= tol * std::max(res_ref, 1e-30);
     failures += ok ? 0 : 1;
     std::printf("%10.3f %10.3f %7.2fx %8lld  %-5s %8.3f %8.3f", ours.ms, ref, ref / ours.ms,
-                static_cast<long long>(ours.launches), ok ? "ok" : "RESIDUAL MISMATCH",
-                ours.add_ms, ours.solve_ms);
+                static_cast<long long>(ours.launches), ok ? "ok" : "RESIDUAL MISMATCH", ours.add_ms,
+                ours.solve_ms);
 #else
     std::printf("%10.3f %10s %8s %8lld  (no cuSOLVER baseline)", ours.ms, "-", "-",
                 static_cast<long long>(ours.launches));
@@ -251,8 +252,7 @@ int main(int argc, char** argv) {
                   o.cpu ? "running the CPU cases only" : "nothing to do (try --cpu)");
     } else {
       std::printf("%-6s %-4s %6s %6s %5s  %10s %10s %8s %8s  %-5s %8s %8s\n", "op", "prec", "m",
-                  "n", "p", "ours_ms", "tus_ms", "speedup", "launches", "check", "update",
-                  "solve");
+                  "n", "p", "ours_ms", "tus_ms", "speedup", "launches", "check", "update", "solve");
       for (const Case& c : paper_cases(o)) {
         if (o.precision != 64) failures += run_case<float>(o, c, gpu, "fp32");
         if (o.precision != 32) failures += run_case<double>(o, c, gpu, "fp64");

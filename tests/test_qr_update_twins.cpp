@@ -100,9 +100,16 @@ TEST_P(QrUpdateCudaTwins, AddRowsSmallMatches) {
     const double tiny = sizeof(T) == 8 ? 1e-170 : 1e-20, huge = sizeof(T) == 8 ? 1e160 : 1e20;
     for (auto [p, n, k, scale] :
          {std::tuple<std::int64_t, std::int64_t, std::int64_t, double>{1, 40, 1, 1.0},
-          {16, 75, 2, 1.0}, {12, 64, 0, 1.0}, {5, 130, 37, 1.0}, {16, 70, 1, tiny},
-          {7, 45, 2, huge}, {2, 33, 1, 1.0}, {3, 97, 0, tiny}, {4, 1000, 3, 1.0},
-          {2, 300, 1, huge}, {9, 640, 33, 1.0}}) {
+          {16, 75, 2, 1.0},
+          {12, 64, 0, 1.0},
+          {5, 130, 37, 1.0},
+          {16, 70, 1, tiny},
+          {7, 45, 2, huge},
+          {2, 33, 1, 1.0},
+          {3, 97, 0, tiny},
+          {4, 1000, 3, 1.0},
+          {2, 300, 1, huge},
+          {9, 640, 33, 1.0}}) {
       SCOPED_TRACE("p " + std::to_string(p) + " n " + std::to_string(n) + " k " +
                    std::to_string(k) + " scale " + std::to_string(scale));
       Matrix<T> r = random_matrix<T>(n, n, 30 + p);

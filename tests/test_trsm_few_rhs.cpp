@@ -40,8 +40,8 @@ double backward_error(const Matrix<T>& r, bool unit, const Matrix<T>& x, const M
       xn += double(x(i, q)) * double(x(i, q));
       bn += double(b(i, q)) * double(b(i, q));
     }
-  return std::sqrt(res) / ((std::sqrt(rn) * std::sqrt(xn) + std::sqrt(bn)) * double(n) *
-                           accuracy::eps<T>());
+  return std::sqrt(res) /
+         ((std::sqrt(rn) * std::sqrt(xn) + std::sqrt(bn)) * double(n) * accuracy::eps<T>());
 }
 
 TEST_P(TrsmFewRhsCuda, MatchesBlasAndIsBackwardStable) {
@@ -49,7 +49,7 @@ TEST_P(TrsmFewRhsCuda, MatchesBlasAndIsBackwardStable) {
     Context cpu = Context::cpu();
     int cases = 0;
     for (std::int64_t n : {1, 7, 32, 33, 100, 257, 1000, 3001})
-      for (std::int64_t k : {1, 2, 4, 5})  // 5: past kFewRhs, cuBLAS
+      for (std::int64_t k : {1, 2, 4, 5})       // 5: past kFewRhs, cuBLAS
         for (int kind = 0; kind < 3; ++kind) {  // 0 well conditioned, 1 graded, 2 unit
           if (n >= 1000 && k == 2) continue;
           const bool unit = kind == 2;
@@ -68,7 +68,8 @@ TEST_P(TrsmFewRhsCuda, MatchesBlasAndIsBackwardStable) {
             if (unit) rs(j, j) = std::numeric_limits<T>::quiet_NaN();  // never read either
             if (kind == 1)  // rows graded over 8 (FP32: 4) orders of magnitude
               for (std::int64_t i = 0; i <= j; ++i)
-                rs(i, j) *= T(std::pow(10.0, -(sizeof(T) == 8 ? 8.0 : 4.0) * double(i) / double(n)));
+                rs(i, j) *=
+                    T(std::pow(10.0, -(sizeof(T) == 8 ? 8.0 : 4.0) * double(i) / double(n)));
           }
           const Diag diag = unit ? Diag::unit : Diag::non_unit;
           Matrix<T> x_cpu = bs.clone();
@@ -89,8 +90,7 @@ TEST_P(TrsmFewRhsCuda, MatchesBlasAndIsBackwardStable) {
           for (std::int64_t q = 0; q < k; ++q)
             for (std::int64_t i = n; i < ldb; ++i) ASSERT_EQ(x_back(i, q), bs(i, q));
           if (kind != 1) {  // well conditioned: the same solution as BLAS within rounding
-            EXPECT_LT(entry_diff(x, lead(x_cpu, n, k)),
-                      100.0 * double(n) * accuracy::eps<T>());
+            EXPECT_LT(entry_diff(x, lead(x_cpu, n, k)), 100.0 * double(n) * accuracy::eps<T>());
           }
           ++cases;
         }

@@ -165,7 +165,8 @@ Matrix<T> UpdatableQR<T>::solve(LstsqInfo* info) const {
   result.rcond_estimate = rcond;
   result.singular_at = zero_at;
   if (nrhs_ > 0) {
-    if (result.singular()) GPUQR_DISPATCH(ctx_, fill, x.view(), std::numeric_limits<T>::quiet_NaN());
+    if (result.singular())
+      GPUQR_DISPATCH(ctx_, fill, x.view(), std::numeric_limits<T>::quiet_NaN());
     result.residual_norms = GPUQR_DISPATCH(ctx_, column_norms, d.block(n_, 0, m_ - n_, nrhs_));
   }
   if (result.singular() && info == nullptr) {
