@@ -14,6 +14,7 @@
 
 #include <algorithm>
 
+#include "src/cuda/chained_tiles.cuh"
 #include "src/cuda/check.hpp"
 #include "src/cuda/trsm_few_rhs.hpp"
 
@@ -23,17 +24,6 @@ namespace {
 using cuda_detail::DeviceGuard;
 
 constexpr int kTile = 32;
-
-__device__ __forceinline__ int load_relaxed(const int* p) {
-  int v;
-  asm volatile("ld.relaxed.gpu.global.b32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
-  return v;
-}
-__device__ __forceinline__ int load_acquire(const int* p) {
-  int v;
-  asm volatile("ld.acquire.gpu.global.b32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
-  return v;
-}
 
 template <class T>
 struct SolveArgs {
@@ -80,9 +70,7 @@ __global__ void __launch_bounds__(kTile) trsm_upper_kernel(SolveArgs<T> s) {
   for (std::int64_t jt = tiles - 1; jt > tile; --jt) {
     if (jt - 1 > tile) load_block(s, row, ok, (jt - 1) * kTile, nxt);
     const int* flag = s.flags + 1 + jt;
-    while (load_relaxed(flag) == 0) {
-    }
-    (void)load_acquire(flag);
+    wait_published(flag);
     const std::int64_t xr = jt * kTile + lane;
     T xv[K];
 #pragma unroll

@@ -31,6 +31,7 @@
 #include <string>
 
 #include "src/core/update_kernels.hpp"
+#include "src/cuda/chained_tiles.cuh"
 #include "src/cuda/check.hpp"
 #include "src/cuda/safe_range.cuh"
 
@@ -40,12 +41,6 @@ namespace {
 using cuda_detail::DeviceGuard;
 
 constexpr int kTile = 32;
-
-__device__ __forceinline__ int load_acquire(const int* p) {
-  int v;
-  asm volatile("ld.acquire.gpu.global.b32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
-  return v;
-}
 
 template <class T>
 struct SmallArgs {
@@ -102,20 +97,6 @@ __device__ __forceinline__ void store_rows(T* top, std::int64_t n, std::int64_t 
 #pragma unroll 8
   for (int i = 0; i < kTile; ++i)
     if (top && row0 + i < n) top[row0 + i] = rows[i][threadIdx.x];
-}
-
-__device__ __forceinline__ int load_relaxed(const int* p) {
-  int v;
-  asm volatile("ld.relaxed.gpu.global.b32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
-  return v;
-}
-
-/// Waits for tile s's flag: polled without invalidating L1 (a relaxed load), then one acquire
-/// load, after which tile s's V and tau are visible.
-__device__ __forceinline__ void wait_published(const int* flag) {
-  while (load_relaxed(flag) == 0) {
-  }
-  (void)load_acquire(flag);
 }
 
 /// init + sum of x[r] * y[r] in min(P, 4) independent chains.

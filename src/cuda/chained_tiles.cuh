@@ -1,0 +1,29 @@
+// The hand-off between the warps of a chained-tile kernel (update_small_rows.cu,
+// trsm_few_rhs.cu): a producer writes its results, then __threadfence() and an atomic store
+// of its flag; a consumer polls the flag with relaxed loads (no L1 invalidation per poll, as
+// an acquire load would do), then reads it once with acquire semantics, after which the
+// producer's results are visible (read them with __ldcg: L2, never a stale L1 line).
+#pragma once
+
+namespace gpuqr::kernels::cuda {
+
+__device__ __forceinline__ int load_relaxed(const int* p) {
+  int v;
+  asm volatile("ld.relaxed.gpu.global.b32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+  return v;
+}
+
+__device__ __forceinline__ int load_acquire(const int* p) {
+  int v;
+  asm volatile("ld.acquire.gpu.global.b32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+  return v;
+}
+
+/// Waits until *flag != 0; the writes its producer made before setting it are visible after.
+__device__ __forceinline__ void wait_published(const int* flag) {
+  while (load_relaxed(flag) == 0) {
+  }
+  (void)load_acquire(flag);
+}
+
+}  // namespace gpuqr::kernels::cuda
