@@ -368,6 +368,32 @@ TEST_P(QrUpdateTest, NoRightHandSidesAndEmptyUpdates) {
   }));
 }
 
+TEST_P(QrUpdateTest, ExactlySingularRIsReportedNotSolved) {
+  // A zero column gives R(3, 3) = 0 exactly, and rows added with a zero there keep it so: the
+  // solve says where (info) or throws (no info), and x is NaN, never the substitution's
+  // infinities or garbage (the solve is enqueued before the diagonal is read back).
+  GPUQR_FOR_PRECISION(([&]<class T>() {
+    const std::int64_t m = 40, n = 10, zero = 3;
+    Matrix<T> a = random_matrix<T>(m, n, 950), u = random_matrix<T>(4, n, 951);
+    for (std::int64_t i = 0; i < m; ++i) a(i, zero) = T(0);
+    for (std::int64_t i = 0; i < 4; ++i) u(i, zero) = T(0);
+    const Matrix<T> b = random_matrix<T>(m, 2, 952), e = random_matrix<T>(4, 2, 953);
+    UpdatableQR<T> qr(ctx(), a.view(), b.view(), UpdateQ::none);
+    for (int step = 0; step < 2; ++step) {
+      LstsqInfo info;
+      const Matrix<T> x = to_host(ctx(), qr.solve(&info));
+      EXPECT_TRUE(info.singular()) << "step " << step;
+      EXPECT_EQ(info.singular_at, zero);
+      for (std::int64_t j = 0; j < x.cols(); ++j)
+        for (std::int64_t i = 0; i < n; ++i) EXPECT_TRUE(std::isnan(double(x(i, j))));
+      ASSERT_EQ(info.residual_norms.size(), 2u);
+      for (double r : info.residual_norms) EXPECT_TRUE(std::isfinite(r) && r > 0);
+      EXPECT_THROW((void)qr.solve(), InvalidArgument);
+      qr.add_rows(5, u.view(), e.view());  // the few-rows path (no Q, p = 4)
+    }
+  }));
+}
+
 INSTANTIATE_TEST_SUITE_P(Backends, QrUpdateTest, all_backend_cases(), case_name);
 
 }  // namespace
