@@ -18,13 +18,16 @@
 // __ldcg (L2), so no stale L1 line is ever seen; R's rows are written after the flag, off
 // the chain.
 //
-// A column step: every lane sums its own squares; lane j's sum, alpha and its p entries reach
-// the other lanes by shuffles (the entries while the square root and reciprocals run), every
-// lane computes the same tau and scale (no divergent larfg), and the lanes right of j update
-// their column. Where lane j's squares would over- or underflow, a warp-uniform branch takes
-// LAPACK's scaled two-pass norm (max |x|, then sum (x / max)^2). The column loop is not
-// unrolled: each warp runs it once, and unrolled it was too long for the instruction cache
-// (ncu, session 12: 46% of its stall samples waiting for instructions at p = 16).
+// A column step: every lane sums its own squares; lane j's sum and alpha reach the other
+// lanes by shuffles, its p entries through shared memory (where they stay, unscaled, as V's
+// column j), every lane computes the same tau and scale (no divergent larfg: one reciprocal
+// square root and one reciprocal), and the lanes right of j update their column with
+// v_j . u = scale (u_j . u), the dot product formed while the square root runs (a lane whose
+// u_j . u leaves the safe range forms v_j . u from v_j instead). Where lane j's squares
+// would over- or underflow, a warp-uniform branch takes LAPACK's scaled two-pass norm
+// (max |x|, then sum (x / max)^2). The column loop is not unrolled: each warp runs it once,
+// and unrolled it was too long for the instruction cache (ncu, session 12: 46% of its stall
+// samples waiting for instructions at p = 16).
 #include <cuda_runtime.h>
 
 #include <algorithm>
