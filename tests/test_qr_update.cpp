@@ -123,19 +123,27 @@ TEST_P(QrUpdateTest, AddRowsAtEveryPositionAndSize) {
   }));
 }
 
-// Without Q and with few rows, add_rows takes the unblocked path (one kernel on CUDA: tiles of
-// 32 columns handed from warp to warp). n = 100 spans four tiles, the last one partial and
-// shared with d's columns; p = 16 is the path's largest (kSmallAddRows), 17 and 33 blocked.
-TEST_P(QrUpdateTest, AddFewRowsWithoutQSpanningTiles) {
+// Without Q, add_rows takes the chained reduction (one kernel on CUDA: tiles of 32 columns
+// handed from warp to warp, chunks of 16 rows as a wavefront) for p <= 16 everywhere and for
+// more rows on CUDA; GPUQR_ADD_CHAINED=0 forces the blocked path there, and both are checked.
+// n = 100 spans four tiles, the last one partial and shared with d's columns; p = 16 is one
+// full chunk, 17 and 33 a partial second / third, 150 ten chunks.
+TEST_P(QrUpdateTest, AddRowsWithoutQSpanningTiles) {
   GPUQR_FOR_PRECISION(([&]<class T>() {
     std::uint64_t seed = 700;
+    for (const char* knob : {"1", "0"})
     for (std::int64_t nrhs : {3, 0, 40}) {
+      struct Knob {  // restores the default even when an expectation throws
+        explicit Knob(const char* v) { setenv("GPUQR_ADD_CHAINED", v, 1); }
+        ~Knob() { unsetenv("GPUQR_ADD_CHAINED"); }
+      } forced(knob);
       const std::int64_t m0 = 130, n = 100;
       Tracked<T> t{random_matrix<T>(m0, n, seed++), random_matrix<T>(m0, nrhs, seed++)};
       UpdatableQR<T> qr(ctx(), t.a.view(), t.b.view(), UpdateQ::none);
-      for (std::int64_t p : {1, 16, 17, 33, 7}) {
+      for (std::int64_t p : {1, 16, 17, 33, 7, 150}) {
         const std::int64_t k = (qr.rows() * p) % (qr.rows() + 1);
-        SCOPED_TRACE("nrhs " + std::to_string(nrhs) + " p " + std::to_string(p));
+        SCOPED_TRACE("GPUQR_ADD_CHAINED " + std::string(knob) + " nrhs " +
+                     std::to_string(nrhs) + " p " + std::to_string(p));
         const Matrix<T> u = random_matrix<T>(p, n, seed++);
         const Matrix<T> e = random_matrix<T>(p, nrhs, seed++);
         qr.add_rows(k, u.view(), e.view());

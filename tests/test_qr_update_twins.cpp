@@ -109,7 +109,15 @@ TEST_P(QrUpdateCudaTwins, AddRowsSmallMatches) {
           {3, 97, 0, tiny},
           {4, 1000, 3, 1.0},
           {2, 300, 1, huge},
-          {9, 640, 33, 1.0}}) {
+          {9, 640, 33, 1.0},
+          // Chunks of 16 rows as a wavefront (p > 16): the last chunk full or partial, many
+          // chunks on a few tiles, few on many, d's tiles waiting on the chunk before too.
+          {17, 70, 1, 1.0},
+          {32, 33, 0, 1.0},
+          {100, 64, 3, 1.0},
+          {40, 300, 35, 1.0},
+          {50, 90, 2, tiny},
+          {23, 1000, 1, 1.0}}) {
       SCOPED_TRACE("p " + std::to_string(p) + " n " + std::to_string(n) + " k " +
                    std::to_string(k) + " scale " + std::to_string(scale));
       Matrix<T> r = random_matrix<T>(n, n, 30 + p);
@@ -123,22 +131,25 @@ TEST_P(QrUpdateCudaTwins, AddRowsSmallMatches) {
           for (std::int64_t i = 0; i < x.rows(); ++i)
             x(i, j) = static_cast<T>(double(x(i, j)) * scale);
       };
-      Matrix<T> e = random_matrix<T>(p, k, 33), tau(n, 1);
+      const std::int64_t chunks = kernels::add_rows_chunks(p);
+      Matrix<T> e = random_matrix<T>(p, k, 33), tau(chunks * n, 1);
       scale_all(r);
       scale_all(u);
       scale_all(d);
       scale_all(e);
       Matrix<T> r_g = to_ctx<T>(ctx(), r.view()), u_g = to_ctx<T>(ctx(), u.view());
       Matrix<T> d_g = to_ctx<T>(ctx(), d.view()), e_g = to_ctx<T>(ctx(), e.view());
-      Matrix<T> tau_g = device_matrix<T>(ctx(), n, 1);
+      Matrix<T> tau_g = device_matrix<T>(ctx(), chunks * n, 1);
       // The kernel's int flags, in a buffer of doubles (matrices hold float or double).
-      Matrix<double> flags_g = device_matrix<double>(ctx(), n / 32 + 2, 1);
-      kernels::cpu::add_rows_small<T>(cpu.impl(), r.view(), u.view(), d.view(), e.view(),
-                                      VectorView<T>(tau.data(), n), VectorView<int>());
-      kernels::cuda::add_rows_small<T>(
+      const std::int64_t nflags = kernels::add_rows_chained_flags(n, k, p);
+      Matrix<double> flags_g = device_matrix<double>(ctx(), nflags / 2 + 1, 1);
+      kernels::cpu::add_rows_chained<T>(cpu.impl(), r.view(), u.view(), d.view(), e.view(),
+                                        VectorView<T>(tau.data(), chunks * n), VectorView<int>());
+      kernels::cuda::add_rows_chained<T>(
           ctx().impl(), r_g.view(), u_g.view(), d_g.view(), e_g.view(),
           vec(tau_g),
-          VectorView<int>(reinterpret_cast<int*>(flags_g.data()), n / 32 + 2, MemorySpace::device, ctx().device()));
+          VectorView<int>(reinterpret_cast<int*>(flags_g.data()), nflags, MemorySpace::device,
+                          ctx().device()));
       const double tol = bound<T>(10 * n * p);
       EXPECT_LT(entry_diff(to_host(ctx(), r_g), r), tol);
       EXPECT_LT(entry_diff(to_host(ctx(), u_g), u), tol);

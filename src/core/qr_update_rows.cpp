@@ -73,6 +73,18 @@ bool per_block_accumulation() {
   return text != nullptr && std::string(text) == "0";
 }
 
+/// Adding rows without Q: up to kAddRowsChunk rows always take the chained reduction
+/// (add_rows_chained); more rows take it on CUDA (chunks of 16 rows in one launch, a wavefront
+/// over chunks and tiles) and the blocked tpqrt shape on the CPU (the CPU twin is plain loops).
+/// GPUQR_ADD_CHAINED=0 or 1 forces the blocked or the chained path for p > 16 (read per call;
+/// a measurement knob).
+bool chained_add(const Context& ctx, std::int64_t p) {
+  if (p <= kernels::kAddRowsChunk) return true;
+  const char* text = std::getenv("GPUQR_ADD_CHAINED");
+  if (text != nullptr && *text != '\0') return std::atoi(text) != 0;
+  return ctx.is_cuda();
+}
+
 /// One target of apply_rotations_blocked: lines of x with their p pivots in acc (lines: x's
 /// rows when lines_are_rows, else its columns), as apply_deletion_rotations takes them;
 /// `triangular`: line i has no entries beyond position i (R^T).
@@ -185,8 +197,9 @@ UpdateInfo UpdatableQR<T>::add_rows(std::int64_t k, MatrixView<const T> u,
   if (p == 0) return last_ = info;
   const std::int64_t nb = add_block_width(ctx_, n);
   const bool keep_q = q_mode_ != UpdateQ::none;
-  // Few rows and no Q: the unblocked reduction, one launch on CUDA (add_rows_small).
-  const bool small = !keep_q && p <= kernels::kSmallAddRows;
+  // No Q: the chained reduction where chained_add says so (one launch on CUDA).
+  const bool chained = !keep_q && chained_add(ctx_, p);
+  const std::int64_t chain_flags = kernels::add_rows_chained_flags(n, nrhs, p);
   const std::int64_t mq = m + p;  // Q's rows after the update
   const std::size_t es = sizeof(T);
   auto bytes = [&](std::int64_t count) { return UpdateScratch::piece_bytes(count, es); };
@@ -195,7 +208,8 @@ UpdateInfo UpdatableQR<T>::add_rows(std::int64_t k, MatrixView<const T> u,
                             bytes(nb * std::max<std::int64_t>(std::max(n, nrhs), 1)) +
                             (keep_q ? bytes(mq * nb) : 0) +
                             (q_mode_ == UpdateQ::thin ? bytes(mq * p) : 0) +
-                            (small ? bytes(n) + UpdateScratch::piece_bytes(n / 32 + 2, sizeof(int))
+                            (chained ? bytes(kernels::add_rows_chunks(p) * n) +
+                                         UpdateScratch::piece_bytes(chain_flags, sizeof(int))
                                    : 0);
   UpdateScratch scratch(ctx_, total);
   MatrixView<T> uu = scratch.matrix<T>(p, n);
@@ -245,14 +259,14 @@ UpdateInfo UpdatableQR<T>::add_rows(std::int64_t k, MatrixView<const T> u,
     ++launches;
   }
   MatrixView<T> r = r_view();
-  if (small) {
-    VectorView<T> tau_all = scratch.vector<T>(n);
-    VectorView<int> flags = scratch.vector<int>(n / 32 + 2);
-    GPUQR_DISPATCH(ctx_, add_rows_small, r, uu, d.block(0, 0, n, nrhs), e_rows, tau_all, flags);
+  if (chained) {
+    VectorView<T> tau_all = scratch.vector<T>(kernels::add_rows_chunks(p) * n);
+    VectorView<int> flags = scratch.vector<int>(chain_flags);
+    GPUQR_DISPATCH(ctx_, add_rows_chained, r, uu, d.block(0, 0, n, nrhs), e_rows, tau_all, flags);
     launches += 2;  // the flags' memset and the kernel
     info.blocks = 1;
   }
-  for (std::int64_t j = 0; j < (small ? 0 : n); j += nb) {
+  for (std::int64_t j = 0; j < (chained ? 0 : n); j += nb) {
     const std::int64_t jb = std::min(nb, n - j), h = jb + p;
     // S = [R(j:j+jb, j:j+jb); U(:, j:j+jb)]: the triangle and the new rows, factored by inner
     // panels (the reflectors' top part stays the identity: the triangle has zeros below).

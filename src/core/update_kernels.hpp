@@ -10,21 +10,33 @@
 #include "src/core/context_impl.hpp"
 
 namespace gpuqr::kernels {
-/// The most added rows add_rows_small takes (its kernel keeps a column's p entries in registers).
-inline constexpr std::int64_t kSmallAddRows = 16;
+/// add_rows_chained reduces U by chunks of this many rows, one after the other (its CUDA kernel
+/// keeps a column's entries of one chunk in registers).
+inline constexpr std::int64_t kAddRowsChunk = 16;
+/// Chunks of add_rows_chained for p rows.
+inline constexpr std::int64_t add_rows_chunks(std::int64_t p) {
+  return (p + kAddRowsChunk - 1) / kAddRowsChunk;
+}
+/// Ints of add_rows_chained's flags for n columns of R, k right-hand sides and p rows.
+inline constexpr std::int64_t add_rows_chained_flags(std::int64_t n, std::int64_t k,
+                                                     std::int64_t p) {
+  return 1 + add_rows_chunks(p) * ((n + 31) / 32 + (n + k + 31) / 32);
+}
 }  // namespace gpuqr::kernels
 
 #define GPUQR_DECLARE_UPDATE_KERNELS                                                          \
-  /* Adds p <= kSmallAddRows rows without blocking: the n reflectors                          \
-     H_i = I - tau_i [e_i; v_i] [e_i; v_i]^T (v_i: p entries) that zero U (p x n) against R's \
-     diagonal (n x n upper) are applied in order to R's row i, to U, and to the right-hand   \
-     sides [d; e] (d n x k, e p x k). On return R and d hold the updated values, U holds     \
-     V (column i = v_i), tau (n) the scalars, e the new rows of d. flags: 1 + ceil(n / 32)   \
-     ints of scratch in the backend's memory (the CUDA kernel's tile hand-off). */           \
+  /* Adds p rows without blocking, by chunks of kAddRowsChunk rows in order (chunk c: rows  \
+     c kAddRowsChunk ..): per chunk the n reflectors H_i = I - tau_i [e_i; v_i] [e_i; v_i]^T \
+     (v_i: the chunk's entries) that zero the chunk's rows of U (p x n) against R's diagonal \
+     (n x n upper) are applied in order to R's row i, to the chunk's rows of U and to the    \
+     right-hand sides [d; e] (d n x k, e p x k). On return R and d hold the updated values,  \
+     U holds each chunk's V (column i = v_i), tau (add_rows_chunks(p) n) the scalars, chunk \
+     c's at c n, and e the new rows of d. flags: add_rows_chained_flags(n, k, p) ints of     \
+     scratch in the backend's memory (the CUDA kernel's hand-off between warps). */          \
   template <class T>                                                                          \
-  void add_rows_small(detail::ContextImpl& ctx, MatrixView<T> r, MatrixView<T> u,            \
-                      MatrixView<T> d, MatrixView<T> e, VectorView<T> tau,                   \
-                      VectorView<int> flags);                                                 \
+  void add_rows_chained(detail::ContextImpl& ctx, MatrixView<T> r, MatrixView<T> u,          \
+                        MatrixView<T> d, MatrixView<T> e, VectorView<T> tau,                 \
+                        VectorView<int> flags);                                                 \
   /* Applies H = I - [I; V] T [I; V]^T (V p x k, T k x k upper: the reflectors of a tpqrt    \
      panel, tpmqrt's shape with l = 0): left, op(H) [A; B] with A k x nc, B p x nc, W k x nc \
      scratch; right, [A B] op(H) with A mr x k, B mr x p, W mr x k scratch. */               \
@@ -81,7 +93,7 @@ inline constexpr std::int64_t kSmallAddRows = 16;
                     MatrixView<const T> a, MatrixView<const T> b, MatrixView<T> c);
 
 #define GPUQR_INSTANTIATE_UPDATE_KERNELS(T)                                                   \
-  template void add_rows_small<T>(detail::ContextImpl&, MatrixView<T>, MatrixView<T>,        \
+  template void add_rows_chained<T>(detail::ContextImpl&, MatrixView<T>, MatrixView<T>,        \
                                   MatrixView<T>, MatrixView<T>, VectorView<T>,               \
                                   VectorView<int>);                                           \
   template void tpmqrt<T>(detail::ContextImpl&, Side, Op, MatrixView<const T>,               \

@@ -60,9 +60,13 @@ void tpmqrt(detail::ContextImpl&, Side side, Op op, MatrixView<const T> v, Matri
              "tpmqrt");
 }
 
+namespace {
+
+/// One chunk of add_rows_chained: the reflectors of (R(i, i); U(:, i)), i = 0..n-1, applied as
+/// they are formed.
 template <class T>
-void add_rows_small(detail::ContextImpl&, MatrixView<T> r, MatrixView<T> u, MatrixView<T> d,
-                    MatrixView<T> e, VectorView<T> tau, VectorView<int>) {
+void add_rows_chunk(MatrixView<T> r, MatrixView<T> u, MatrixView<T> d, MatrixView<T> e,
+                    T* tau) {
   const std::int64_t n = r.cols(), p = u.rows(), k = d.cols();
   auto top = [&](std::int64_t i, std::int64_t c) -> T& { return c < n ? r(i, c) : d(i, c - n); };
   auto bottom = [&](std::int64_t q, std::int64_t c) -> T& {
@@ -92,6 +96,19 @@ void add_rows_small(detail::ContextImpl&, MatrixView<T> r, MatrixView<T> u, Matr
       top(i, c) -= w;
       for (std::int64_t q = 0; q < p; ++q) bottom(q, c) -= u(q, i) * w;
     }
+  }
+}
+
+}  // namespace
+
+template <class T>
+void add_rows_chained(detail::ContextImpl&, MatrixView<T> r, MatrixView<T> u, MatrixView<T> d,
+                      MatrixView<T> e, VectorView<T> tau, VectorView<int>) {
+  const std::int64_t n = r.cols(), p = u.rows(), k = d.cols();
+  for (std::int64_t c = 0; c * kAddRowsChunk < p; ++c) {
+    const std::int64_t row0 = c * kAddRowsChunk, rows = std::min(kAddRowsChunk, p - row0);
+    add_rows_chunk<T>(r, u.block(row0, 0, rows, n),
+                      d, k > 0 ? e.block(row0, 0, rows, k) : e, tau.data() + c * n);
   }
 }
 

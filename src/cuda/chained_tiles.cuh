@@ -1,4 +1,4 @@
-// The hand-off between the warps of a chained-tile kernel (update_small_rows.cu,
+// The hand-off between the warps of a chained-tile kernel (update_rows_chained.cu,
 // trsm_few_rhs.cu): a producer writes its results, then __threadfence() and an atomic store
 // of its flag; a consumer polls the flag with relaxed loads (no L1 invalidation per poll, as
 // an acquire load would do), then reads it once with acquire semantics, after which the
@@ -17,6 +17,14 @@ __device__ __forceinline__ int load_acquire(const int* p) {
   int v;
   asm volatile("ld.acquire.gpu.global.b32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
   return v;
+}
+
+/// Waits until *flag >= target; the writes its producer made before setting it are visible
+/// after.
+__device__ __forceinline__ void wait_at_least(const int* flag, int target) {
+  while (load_relaxed(flag) < target) {
+  }
+  (void)load_acquire(flag);
 }
 
 /// Waits until *flag != 0; the writes its producer made before setting it are visible after.

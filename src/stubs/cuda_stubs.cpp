@@ -136,9 +136,9 @@ void tpmqrt(detail::ContextImpl&, Side, Op, MatrixView<const T>, MatrixView<cons
   detail::not_compiled("cuda tpmqrt");
 }
 template <class T>
-void add_rows_small(detail::ContextImpl&, MatrixView<T>, MatrixView<T>, MatrixView<T>,
+void add_rows_chained(detail::ContextImpl&, MatrixView<T>, MatrixView<T>, MatrixView<T>,
                     MatrixView<T>, VectorView<T>, VectorView<int>) {
-  detail::not_compiled("cuda add_rows_small");
+  detail::not_compiled("cuda add_rows_chained");
 }
 template <class T>
 void gather_rows(detail::ContextImpl&, MatrixView<const T>, VectorView<const std::int64_t>,

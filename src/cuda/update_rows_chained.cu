@@ -1,22 +1,28 @@
-// CUDA backend of add_rows_small (src/core/update_kernels.hpp): the whole reduction of a few
-// added rows (p <= kSmallAddRows = 16) into R, and into d, in ONE launch.
+// CUDA backend of add_rows_chained (src/core/update_kernels.hpp): the whole reduction of p
+// added rows into R, and into d, in ONE launch, by chunks of kAddRowsChunk = 16 rows.
 //
-// The update is n reflectors of length p + 1, H_i = I - tau_i [e_i; v_i] [e_i; v_i]^T acting on
-// row i of R and on the p rows of U: cheap arithmetic (2 p n^2 flops) but a chain of n
-// dependent steps. The kernel is built around that chain: everything else runs beside it.
+// A chunk's update is n reflectors of length p + 1, H_i = I - tau_i [e_i; v_i] [e_i; v_i]^T
+// acting on row i of R and on the chunk's rows of U: cheap arithmetic (2 p n^2 flops) but a
+// chain of n dependent steps. The kernel is built around that chain: everything else runs
+// beside it.
 //
 // Shape: the augmented columns [R d; U e] (n + k of them) are cut into tiles of 32; one warp
-// (one thread block) owns a tile and lane c owns column c: its p entries of U in registers
-// (padded with zeros to P, a power of two chosen per launch, so that no loop is longer than
-// p needs) and the 32 rows of R it is updating in shared memory, a column per lane. Tiles are
-// handed out in launch order by a ticket counter, so a warp only ever waits for warps that
-// already run (no deadlock whatever the scheduler does). Warp t applies, in order, the
-// reflectors of every tile s < t as tile s publishes them (V_s in U's columns, tau_s, then a
-// flag), then factors its own 32 columns and publishes them. The next step's rows of R are
-// copied in (cp.async) while the current step runs. Only V and tau cross warps: the flag is
-// polled with relaxed loads, then read once with acquire semantics, and V is read with
-// __ldcg (L2), so no stale L1 line is ever seen; R's rows are written after the flag, off
-// the chain.
+// (one thread block) owns a tile of one chunk and lane c owns column c: its entries of the
+// chunk's rows of U in registers (padded with zeros to P, a power of two chosen per launch,
+// so that no loop is longer than p needs) and the 32 rows of R it is updating in shared
+// memory, a column per lane. Tiles are handed out by a ticket counter, chunk by chunk, so a
+// warp only ever waits for warps that already run (no deadlock whatever the scheduler does).
+// Warp (c, t) applies, in order, the reflectors of every tile s < t of its chunk as tile s
+// publishes them (V_s in U's columns, tau_s, then a flag), then factors its own 32 columns
+// and publishes them. The next step's rows of R are copied in (cp.async) while the current
+// step runs. The flags are polled with relaxed loads, then read once with acquire semantics,
+// and V is read with __ldcg (L2), so no stale L1 line is ever seen.
+//
+// Chunks: chunk c's reflector i needs row i of R as chunk c - 1 left it, and nothing else of
+// the chunks before, so the chunks run as a wavefront: warp (c, t) reads a block of 32 rows
+// of R once warp (c - 1, t) has stored it (a count of blocks stored per warp, the second set
+// of flags), and the last chunk finishes about p / 16 tile steps after the first. With one
+// chunk (p <= 16) nobody waits for R's rows: they are written after the flag, off the chain.
 //
 // A column step: every lane sums its own squares; lane j's sum and alpha reach the other
 // lanes by shuffles, its p entries through shared memory (where they stay, unscaled, as V's
@@ -55,11 +61,13 @@ struct SmallArgs {
   std::int64_t ldd;
   T* e;
   std::int64_t lde;
-  T* tau;
-  int* flags;  // [0]: ticket counter; [1 + s]: tile s published
+  T* tau;      // chunk c's scalars at tau + c n
+  int* flags;  // kernels::add_rows_chained_flags: ticket, then published(c, s), then done(c, t)
   std::int64_t n;
-  std::int64_t cols;  // n + k
-  int p;
+  std::int64_t cols;   // n + k
+  std::int64_t tiles;  // ceil(cols / 32): tiles per chunk
+  int p;               // rows of U (all chunks)
+  int chunks;          // ceil(p / kAddRowsChunk)
 };
 
 /// Column c of the augmented top [R d] / bottom [U e].
@@ -145,8 +153,9 @@ __device__ __forceinline__ float reciprocal_1_2(float x) {
   return fmaf(fmaf(-x, y, 1.0f), y, y);
 }
 
-template <class T, int P>
-__global__ void __launch_bounds__(kTile) add_rows_small_kernel(SmallArgs<T> a) {
+/// Chunked: p > 16 (P = 16); otherwise one chunk and no hand-off of R's rows.
+template <class T, int P, bool Chunked>
+__global__ void __launch_bounds__(kTile) add_rows_chained_kernel(SmallArgs<T> a) {
   __shared__ T sv[P][kTile];  // the reflectors being applied: v_i in column i
   __shared__ T stau[kTile];
   __shared__ __align__(16) T su[kTile][P];  // the factored columns' entries, unscaled
@@ -154,14 +163,37 @@ __global__ void __launch_bounds__(kTile) add_rows_small_kernel(SmallArgs<T> a) {
   const int lane = threadIdx.x;
   int ticket = 0;
   if (lane == 0) ticket = atomicAdd(&a.flags[0], 1);
-  const std::int64_t t = __shfl_sync(0xffffffffu, ticket, 0);
+  // Tickets run chunk by chunk, tile by tile within a chunk: every flag waited on below is set
+  // by a smaller ticket.
+  const std::int64_t tt = __shfl_sync(0xffffffffu, ticket, 0);
+  const int chunk = Chunked ? static_cast<int>(tt / a.tiles) : 0;
+  const std::int64_t t = tt - chunk * a.tiles;
   const std::int64_t c0 = t * kTile, c = c0 + lane;
   const bool valid = c < a.cols;
-  const int p = a.p;
+  const int row0 = chunk * static_cast<int>(kAddRowsChunk);
+  const int p = min(a.p - row0, static_cast<int>(kAddRowsChunk));  // this chunk's rows
   const std::int64_t n = a.n, factor_tiles = (n + kTile - 1) / kTile;
   T* const top = valid ? top_col(a, c) : nullptr;
-  T* const bottom = valid ? bottom_col(a, c) : nullptr;
+  T* const bottom = valid ? bottom_col(a, c) + row0 : nullptr;
   const T* const dummy = a.u;
+  const T* const vcols = a.u + row0;  // this chunk's V, in U's rows row0..
+  T* const taus = a.tau + chunk * n;
+  int* const published = a.flags + 1 + chunk * factor_tiles;
+  int* const done_base = a.flags + 1 + a.chunks * factor_tiles;
+  // Row block b of this tile's columns of R (and d) is final for the chunk before once that
+  // chunk's warp of this tile has counted b + 1 blocks stored.
+  const int* const before = Chunked && chunk > 0 ? done_base + (chunk - 1) * a.tiles + t : nullptr;
+  int* const mine = Chunked && chunk + 1 < a.chunks ? done_base + chunk * a.tiles + t : nullptr;
+  auto fetch = [&](T (*rows)[kTile + 1], std::int64_t row) {
+    if (before) wait_at_least(before, static_cast<int>(row / kTile) + 1);
+    fetch_rows(rows, top, dummy, n, row);
+  };
+  auto stored = [&](std::int64_t row) {  // rows row.. of R stored: the next chunk may read them
+    if (!mine) return;
+    __threadfence();
+    __syncwarp();
+    if (lane == 0) atomicExch(mine, static_cast<int>(row / kTile) + 1);
+  };
 
   T u[P];
 #pragma unroll
@@ -170,24 +202,24 @@ __global__ void __launch_bounds__(kTile) add_rows_small_kernel(SmallArgs<T> a) {
   // The reflectors of the tiles before this one, in order. Each step's rows of R are copied
   // in while the step before runs; after the last producer, this tile's own rows c0...
   const std::int64_t producers = t < factor_tiles ? t : factor_tiles;
-  fetch_rows(srows[0], top, dummy, n, producers > 0 ? 0 : c0);
+  fetch(srows[0], producers > 0 ? 0 : c0);
   for (std::int64_t s = 0; s < producers; ++s) {
     const std::int64_t i0 = s * kTile;
     T (*const rows)[kTile + 1] = srows[s & 1];
-    wait_published(a.flags + 1 + s);
+    wait_published(published + s);
     const std::int64_t col = i0 + lane;
     T vv[P];
 #pragma unroll
     for (int r = 0; r < P; ++r)
-      vv[r] = (r < p && col < n) ? __ldcg(a.u + r + col * a.ldu) : T(0);
-    const T tv = col < n ? __ldcg(a.tau + col) : T(0);
+      vv[r] = (r < p && col < n) ? __ldcg(vcols + r + col * a.ldu) : T(0);
+    const T tv = col < n ? __ldcg(taus + col) : T(0);
     __syncwarp();  // the previous step's reads of sv and stau are done
 #pragma unroll
     for (int r = 0; r < P; ++r) sv[r][lane] = vv[r];
     stau[lane] = tv;
     rows_arrived();  // also orders the sv and stau stores before the reads below
     if (s + 1 < producers || t < factor_tiles)
-      fetch_rows(srows[(s + 1) & 1], top, dummy, n, s + 1 < producers ? i0 + kTile : c0);
+      fetch(srows[(s + 1) & 1], s + 1 < producers ? i0 + kTile : c0);
 #pragma unroll 8
     for (int i = 0; i < kTile; ++i) {
       T v[P];
@@ -199,6 +231,7 @@ __global__ void __launch_bounds__(kTile) add_rows_small_kernel(SmallArgs<T> a) {
       for (int r = 0; r < P; ++r) u[r] -= v[r] * w;
     }
     store_rows(top, n, i0, rows);
+    stored(i0);
   }
 
   T (*const rows)[kTile + 1] = srows[producers & 1];
@@ -281,7 +314,7 @@ __global__ void __launch_bounds__(kTile) add_rows_small_kernel(SmallArgs<T> a) {
       alpha = alpha_next;
     }
     if (c < n) {
-      a.tau[c] = my_tau;
+      taus[c] = my_tau;
 #pragma unroll
       for (int r = 0; r < P; ++r) u[r] = su[lane][r] * my_scale;  // v_c
     }
@@ -295,53 +328,60 @@ __global__ void __launch_bounds__(kTile) add_rows_small_kernel(SmallArgs<T> a) {
   if (t < factor_tiles) {
     __threadfence();  // V (U's columns) and tau reach L2 before the flag does
     __syncwarp();
-    if (lane == 0) atomicExch(a.flags + 1 + t, 1);
-    store_rows(top, n, c0, rows);  // this tile's rows of R (and d): nobody waits for them
+    if (lane == 0) atomicExch(published + t, 1);
+    store_rows(top, n, c0, rows);  // this tile's rows of R (and d): the next chunk's only
+    stored(c0);
   }
 }
 
-template <class T, int P>
+template <class T, int P, bool Chunked = false>
 void launch(const SmallArgs<T>& a, std::int64_t tiles, cudaStream_t stream) {
-  add_rows_small_kernel<T, P><<<static_cast<unsigned>(tiles), kTile, 0, stream>>>(a);
+  add_rows_chained_kernel<T, P, Chunked><<<static_cast<unsigned>(tiles), kTile, 0, stream>>>(a);
 }
 
 }  // namespace
 
 template <class T>
-void add_rows_small(detail::ContextImpl& ctx, MatrixView<T> r, MatrixView<T> u,
-                    MatrixView<T> d, MatrixView<T> e, VectorView<T> tau,
-                    VectorView<int> flags) {
+void add_rows_chained(detail::ContextImpl& ctx, MatrixView<T> r, MatrixView<T> u,
+                      MatrixView<T> d, MatrixView<T> e, VectorView<T> tau,
+                      VectorView<int> flags) {
   const std::int64_t n = r.cols(), p = u.rows(), k = d.cols();
   if (n == 0 || p == 0) return;
-  if (p > kSmallAddRows)
-    GPUQR_THROW(InvalidArgument, "add_rows_small: p = " + std::to_string(p) + " > " +
-                                     std::to_string(kSmallAddRows));
+  const std::int64_t chunks = add_rows_chunks(p);
+  if (flags.size() < add_rows_chained_flags(n, k, p) || tau.size() < chunks * n)
+    GPUQR_THROW(InvalidArgument, "add_rows_chained: scratch too small for p = " +
+                                     std::to_string(p) + ", n = " + std::to_string(n));
   DeviceGuard guard(ctx.device);
   const std::int64_t cols = n + k, tiles = (cols + kTile - 1) / kTile;
-  GPUQR_CUDA_CHECK(cudaMemsetAsync(flags.data(), 0,
-                                   static_cast<std::size_t>(flags.size()) * sizeof(int),
-                                   ctx.stream));
-  SmallArgs<T> a{r.data(), r.ld(), u.data(), u.ld(), k > 0 ? d.data() : nullptr,
-                 k > 0 ? d.ld() : 1, k > 0 ? e.data() : nullptr, k > 0 ? e.ld() : 1,
-                 tau.data(), flags.data(), n, cols, static_cast<int>(p)};
-  static_assert(kSmallAddRows == 16, "the launches below cover p <= 16");
+  GPUQR_CUDA_CHECK(cudaMemsetAsync(
+      flags.data(), 0, static_cast<std::size_t>(add_rows_chained_flags(n, k, p)) * sizeof(int),
+      ctx.stream));
+  SmallArgs<T> a{r.data(), r.ld(),     u.data(),     u.ld(), k > 0 ? d.data() : nullptr,
+                 k > 0 ? d.ld() : 1,   k > 0 ? e.data() : nullptr,
+                 k > 0 ? e.ld() : 1,   tau.data(),   flags.data(),
+                 n,                    cols,         tiles,
+                 static_cast<int>(p),  static_cast<int>(chunks)};
+  static_assert(kAddRowsChunk == 16, "the launches below cover chunks of up to 16 rows");
+  const std::int64_t blocks = chunks * tiles;
   if (p == 1)
-    launch<T, 1>(a, tiles, ctx.stream);
+    launch<T, 1>(a, blocks, ctx.stream);
   else if (p == 2)
-    launch<T, 2>(a, tiles, ctx.stream);
+    launch<T, 2>(a, blocks, ctx.stream);
   else if (p <= 4)
-    launch<T, 4>(a, tiles, ctx.stream);
+    launch<T, 4>(a, blocks, ctx.stream);
   else if (p <= 8)
-    launch<T, 8>(a, tiles, ctx.stream);
+    launch<T, 8>(a, blocks, ctx.stream);
+  else if (p <= 16)
+    launch<T, 16>(a, blocks, ctx.stream);
   else
-    launch<T, 16>(a, tiles, ctx.stream);
+    launch<T, 16, true>(a, blocks, ctx.stream);
   GPUQR_CUDA_CHECK_LAUNCH(ctx.stream);
 }
 
-template void add_rows_small<float>(detail::ContextImpl&, MatrixView<float>, MatrixView<float>,
+template void add_rows_chained<float>(detail::ContextImpl&, MatrixView<float>, MatrixView<float>,
                                     MatrixView<float>, MatrixView<float>, VectorView<float>,
                                     VectorView<int>);
-template void add_rows_small<double>(detail::ContextImpl&, MatrixView<double>,
+template void add_rows_chained<double>(detail::ContextImpl&, MatrixView<double>,
                                      MatrixView<double>, MatrixView<double>, MatrixView<double>,
                                      VectorView<double>, VectorView<int>);
 
