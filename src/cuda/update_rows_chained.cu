@@ -81,18 +81,22 @@ __device__ __forceinline__ T* bottom_col(const SmallArgs<T>& a, std::int64_t c) 
   return c < a.n ? a.u + c * a.ldu : a.e + (c - a.n) * a.lde;
 }
 
-/// Rows row0 .. row0 + 31 (those < n) of the lane's own column into rows[i][lane] (zeros
-/// elsewhere), copied asynchronously (cp.async: no registers held while they arrive). `dummy`
-/// is any 8-byte aligned global address, the source of the zero-filled copies.
+/// Rows row0 .. row0 + 31 (those < n) of the tile's columns c0 .. c0 + 31 (those < cols)
+/// into rows[i][j] (zeros elsewhere), copied asynchronously (cp.async: no registers held while
+/// they arrive). Lane i copies row row0 + i of every column, so each copy reads one column's
+/// 32 contiguous entries. `dummy` is any 8-byte aligned global address, the source of the
+/// zero-filled copies.
 template <class T>
-__device__ __forceinline__ void fetch_rows(T (*rows)[kTile + 1], const T* top, const T* dummy,
-                                           std::int64_t n, std::int64_t row0) {
-#pragma unroll
-  for (int i = 0; i < kTile; ++i) {
-    const bool ok = top && row0 + i < n;
-    const unsigned dst = static_cast<unsigned>(__cvta_generic_to_shared(&rows[i][threadIdx.x]));
+__device__ __forceinline__ void fetch_rows(T (*rows)[kTile + 1], const SmallArgs<T>& a,
+                                           std::int64_t c0, const T* dummy, std::int64_t row0) {
+  const int lane = threadIdx.x;
+  const bool row_ok = row0 + lane < a.n;
+#pragma unroll 8
+  for (int j = 0; j < kTile; ++j) {
+    const bool ok = row_ok && c0 + j < a.cols;
+    const unsigned dst = static_cast<unsigned>(__cvta_generic_to_shared(&rows[lane][j]));
     asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;\n" ::"r"(dst),
-                 "l"(ok ? top + row0 + i : dummy), "n"(sizeof(T)),
+                 "l"(ok ? top_col(a, c0 + j) + row0 + lane : dummy), "n"(sizeof(T)),
                  "r"(ok ? static_cast<int>(sizeof(T)) : 0)
                  : "memory");
   }
@@ -102,13 +106,16 @@ __device__ __forceinline__ void rows_arrived() {
   asm volatile("cp.async.wait_group 0;\n" ::: "memory");
   __syncwarp();
 }
+/// The inverse of fetch_rows (the rows that exist).
 template <class T>
-__device__ __forceinline__ void store_rows(T* top, std::int64_t n, std::int64_t row0,
-                                           const T (*rows)[kTile + 1]) {
+__device__ __forceinline__ void store_rows(const SmallArgs<T>& a, std::int64_t c0,
+                                           std::int64_t row0, const T (*rows)[kTile + 1]) {
   __syncwarp();
+  const int lane = threadIdx.x;
+  if (row0 + lane >= a.n) return;
 #pragma unroll 8
-  for (int i = 0; i < kTile; ++i)
-    if (top && row0 + i < n) top[row0 + i] = rows[i][threadIdx.x];
+  for (int j = 0; j < kTile; ++j)
+    if (c0 + j < a.cols) top_col(a, c0 + j)[row0 + lane] = rows[lane][j];
 }
 
 /// init + sum of x[r] * y[r] in min(P, 4) independent chains.
@@ -157,9 +164,11 @@ __device__ __forceinline__ float reciprocal_1_2(float x) {
 /// Chunked: p > 16 (P = 16); otherwise one chunk and no hand-off of R's rows.
 template <class T, int P, bool Chunked>
 __global__ void __launch_bounds__(kTile) add_rows_chained_kernel(SmallArgs<T> a) {
-  __shared__ T sv[P][kTile];  // the reflectors being applied: v_i in column i
+  // The reflectors being applied (v_i in row i), then, while this tile factors, its columns'
+  // entries, unscaled (su): one array, as the phases do not overlap.
+  __shared__ __align__(16) T sv[kTile][P];
+  T (*const su)[P] = sv;
   __shared__ T stau[kTile];
-  __shared__ __align__(16) T su[kTile][P];  // the factored columns' entries, unscaled
   __shared__ T srows[2][kTile][kTile + 1];  // R's rows being updated: [i][lane], two buffers
   const int lane = threadIdx.x;
   // Tickets run by antidiagonals of (chunk, tile), chunk by chunk within one: (c, t) waits for
@@ -190,7 +199,6 @@ __global__ void __launch_bounds__(kTile) add_rows_chained_kernel(SmallArgs<T> a)
   const int row0 = chunk * static_cast<int>(kAddRowsChunk);
   const int p = min(a.p - row0, static_cast<int>(kAddRowsChunk));  // this chunk's rows
   const std::int64_t n = a.n, factor_tiles = (n + kTile - 1) / kTile;
-  T* const top = valid ? top_col(a, c) : nullptr;
   T* const bottom = valid ? bottom_col(a, c) + row0 : nullptr;
   const T* const dummy = a.u;
   const T* const vcols = a.u + row0;  // this chunk's V, in U's rows row0..
@@ -203,7 +211,7 @@ __global__ void __launch_bounds__(kTile) add_rows_chained_kernel(SmallArgs<T> a)
   int* const mine = Chunked && chunk + 1 < a.chunks ? done_base + chunk * a.tiles + t : nullptr;
   auto fetch = [&](T (*rows)[kTile + 1], std::int64_t row) {
     if (before) wait_at_least(before, static_cast<int>(row / kTile) + 1);
-    fetch_rows(rows, top, dummy, n, row);
+    fetch_rows(rows, a, c0, dummy, row);
   };
   auto stored = [&](std::int64_t row) {  // rows row.. of R stored: the next chunk may read them
     if (!mine) return;
@@ -220,19 +228,24 @@ __global__ void __launch_bounds__(kTile) add_rows_chained_kernel(SmallArgs<T> a)
   // in while the step before runs; after the last producer, this tile's own rows c0...
   const std::int64_t producers = t < factor_tiles ? t : factor_tiles;
   fetch(srows[0], producers > 0 ? 0 : c0);
+  // V's block of a tile is copied by columns: lane l reads entry l % P of column l / P (plus
+  // 32 / P per step), so each load reads whole columns of V.
+  constexpr int kColsPerLoad = kTile / P;
+  const int vr = lane % P, vc = lane / P;
   for (std::int64_t s = 0; s < producers; ++s) {
     const std::int64_t i0 = s * kTile;
     T (*const rows)[kTile + 1] = srows[s & 1];
     wait_published(published + s);
-    const std::int64_t col = i0 + lane;
     T vv[P];
 #pragma unroll
-    for (int r = 0; r < P; ++r)
-      vv[r] = (r < p && col < n) ? __ldcg(vcols + r + col * a.ldu) : T(0);
-    const T tv = col < n ? __ldcg(taus + col) : T(0);
+    for (int q = 0; q < P; ++q) {
+      const std::int64_t col = i0 + q * kColsPerLoad + vc;
+      vv[q] = (vr < p && col < n) ? __ldcg(vcols + vr + col * a.ldu) : T(0);
+    }
+    const T tv = i0 + lane < n ? __ldcg(taus + i0 + lane) : T(0);
     __syncwarp();  // the previous step's reads of sv and stau are done
 #pragma unroll
-    for (int r = 0; r < P; ++r) sv[r][lane] = vv[r];
+    for (int q = 0; q < P; ++q) sv[q * kColsPerLoad + vc][vr] = vv[q];
     stau[lane] = tv;
     rows_arrived();  // also orders the sv and stau stores before the reads below
     if (s + 1 < producers || t < factor_tiles)
@@ -241,13 +254,13 @@ __global__ void __launch_bounds__(kTile) add_rows_chained_kernel(SmallArgs<T> a)
     for (int i = 0; i < kTile; ++i) {
       T v[P];
 #pragma unroll
-      for (int r = 0; r < P; ++r) v[r] = sv[r][i];
+      for (int r = 0; r < P; ++r) v[r] = sv[i][r];
       const T w = stau[i] * dot(rows[i][lane], v, u);
       rows[i][lane] -= w;
 #pragma unroll
       for (int r = 0; r < P; ++r) u[r] -= v[r] * w;
     }
-    store_rows(top, n, i0, rows);
+    store_rows(a, c0, i0, rows);
     stored(i0);
   }
 
@@ -346,7 +359,7 @@ __global__ void __launch_bounds__(kTile) add_rows_chained_kernel(SmallArgs<T> a)
     __threadfence();  // V (U's columns) and tau reach L2 before the flag does
     __syncwarp();
     if (lane == 0) atomicExch(published + t, 1);
-    store_rows(top, n, c0, rows);  // this tile's rows of R (and d): the next chunk's only
+    store_rows(a, c0, c0, rows);  // this tile's rows of R (and d): the next chunk's only
     stored(c0);
   }
 }
