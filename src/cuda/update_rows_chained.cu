@@ -83,21 +83,33 @@ __device__ __forceinline__ T* bottom_col(const SmallArgs<T>& a, std::int64_t c) 
 
 /// Rows row0 .. row0 + 31 (those < n) of the tile's columns c0 .. c0 + 31 (those < cols)
 /// into rows[i][j] (zeros elsewhere), copied asynchronously (cp.async: no registers held while
-/// they arrive). Lane i copies row row0 + i of every column, so each copy reads one column's
-/// 32 contiguous entries. `dummy` is any 8-byte aligned global address, the source of the
-/// zero-filled copies.
-template <class T>
+/// they arrive). Coalesced: lane i copies row row0 + i of every column, so each copy reads one
+/// column's 32 contiguous entries (the chunked kernel, where every warp copies blocks of R
+/// throughout); otherwise lane j copies its own column (`top`, null past cols), measured
+/// faster where only the chain's tiles copy (session 13, run 3: p = 1, 0.92 against 1.14 ms).
+/// `dummy` is any 8-byte aligned global address, the source of the zero-filled copies.
+template <bool Coalesced, class T>
 __device__ __forceinline__ void fetch_rows(T (*rows)[kTile + 1], const SmallArgs<T>& a,
-                                           std::int64_t c0, const T* dummy, std::int64_t row0) {
+                                           std::int64_t c0, const T* top, const T* dummy,
+                                           std::int64_t row0) {
   const int lane = threadIdx.x;
   const bool row_ok = row0 + lane < a.n;
 #pragma unroll 8
   for (int j = 0; j < kTile; ++j) {
-    const bool ok = row_ok && c0 + j < a.cols;
-    const unsigned dst = static_cast<unsigned>(__cvta_generic_to_shared(&rows[lane][j]));
-    asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;\n" ::"r"(dst),
-                 "l"(ok ? top_col(a, c0 + j) + row0 + lane : dummy), "n"(sizeof(T)),
-                 "r"(ok ? static_cast<int>(sizeof(T)) : 0)
+    bool ok;
+    const T* src;
+    unsigned dst;
+    if constexpr (Coalesced) {
+      ok = row_ok && c0 + j < a.cols;
+      src = ok ? top_col(a, c0 + j) + row0 + lane : dummy;
+      dst = static_cast<unsigned>(__cvta_generic_to_shared(&rows[lane][j]));
+    } else {
+      ok = top && row0 + j < a.n;
+      src = ok ? top + row0 + j : dummy;
+      dst = static_cast<unsigned>(__cvta_generic_to_shared(&rows[j][lane]));
+    }
+    asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;\n" ::"r"(dst), "l"(src),
+                 "n"(sizeof(T)), "r"(ok ? static_cast<int>(sizeof(T)) : 0)
                  : "memory");
   }
   asm volatile("cp.async.commit_group;\n" ::: "memory");
@@ -107,15 +119,21 @@ __device__ __forceinline__ void rows_arrived() {
   __syncwarp();
 }
 /// The inverse of fetch_rows (the rows that exist).
-template <class T>
-__device__ __forceinline__ void store_rows(const SmallArgs<T>& a, std::int64_t c0,
+template <bool Coalesced, class T>
+__device__ __forceinline__ void store_rows(const SmallArgs<T>& a, std::int64_t c0, T* top,
                                            std::int64_t row0, const T (*rows)[kTile + 1]) {
   __syncwarp();
   const int lane = threadIdx.x;
-  if (row0 + lane >= a.n) return;
+  if constexpr (Coalesced) {
+    if (row0 + lane >= a.n) return;
 #pragma unroll 8
-  for (int j = 0; j < kTile; ++j)
-    if (c0 + j < a.cols) top_col(a, c0 + j)[row0 + lane] = rows[lane][j];
+    for (int j = 0; j < kTile; ++j)
+      if (c0 + j < a.cols) top_col(a, c0 + j)[row0 + lane] = rows[lane][j];
+  } else {
+#pragma unroll 8
+    for (int i = 0; i < kTile; ++i)
+      if (top && row0 + i < a.n) top[row0 + i] = rows[i][lane];
+  }
 }
 
 /// init + sum of x[r] * y[r] in min(P, 4) independent chains.
@@ -200,6 +218,7 @@ __global__ void __launch_bounds__(kTile) add_rows_chained_kernel(SmallArgs<T> a)
   const int p = min(a.p - row0, static_cast<int>(kAddRowsChunk));  // this chunk's rows
   const std::int64_t n = a.n, factor_tiles = (n + kTile - 1) / kTile;
   T* const bottom = valid ? bottom_col(a, c) + row0 : nullptr;
+  T* const top = valid ? top_col(a, c) : nullptr;
   const T* const dummy = a.u;
   const T* const vcols = a.u + row0;  // this chunk's V, in U's rows row0..
   T* const taus = a.tau + chunk * n;
@@ -211,7 +230,7 @@ __global__ void __launch_bounds__(kTile) add_rows_chained_kernel(SmallArgs<T> a)
   int* const mine = Chunked && chunk + 1 < a.chunks ? done_base + chunk * a.tiles + t : nullptr;
   auto fetch = [&](T (*rows)[kTile + 1], std::int64_t row) {
     if (before) wait_at_least(before, static_cast<int>(row / kTile) + 1);
-    fetch_rows(rows, a, c0, dummy, row);
+    fetch_rows<Chunked>(rows, a, c0, top, dummy, row);
   };
   auto stored = [&](std::int64_t row) {  // rows row.. of R stored: the next chunk may read them
     if (!mine) return;
@@ -248,8 +267,22 @@ __global__ void __launch_bounds__(kTile) add_rows_chained_kernel(SmallArgs<T> a)
     for (int q = 0; q < P; ++q) sv[q * kColsPerLoad + vc][vr] = vv[q];
     stau[lane] = tv;
     rows_arrived();  // also orders the sv and stau stores before the reads below
-    if (s + 1 < producers || t < factor_tiles)
-      fetch(srows[(s + 1) & 1], s + 1 < producers ? i0 + kTile : c0);
+    // The next step's rows: copied now if the chunk before has stored them (always, with one
+    // chunk), else after this step (waiting here would hold this step up for the chunk
+    // before's next one).
+    const bool more = s + 1 < producers || t < factor_tiles;
+    const std::int64_t next = s + 1 < producers ? i0 + kTile : c0;
+    bool ahead = false;
+    if (more) {
+      int ready = 1;
+      if (before && lane == 0)
+        ready = load_relaxed(before) >= static_cast<int>(next / kTile) + 1;
+      if (before) ready = __shfl_sync(0xffffffffu, ready, 0);
+      if (ready) {
+        fetch(srows[(s + 1) & 1], next);
+        ahead = true;
+      }
+    }
 #pragma unroll 8
     for (int i = 0; i < kTile; ++i) {
       T v[P];
@@ -260,8 +293,9 @@ __global__ void __launch_bounds__(kTile) add_rows_chained_kernel(SmallArgs<T> a)
 #pragma unroll
       for (int r = 0; r < P; ++r) u[r] -= v[r] * w;
     }
-    store_rows(a, c0, i0, rows);
+    store_rows<Chunked>(a, c0, top, i0, rows);
     stored(i0);
+    if (more && !ahead) fetch(srows[(s + 1) & 1], next);
   }
 
   T (*const rows)[kTile + 1] = srows[producers & 1];
@@ -359,7 +393,7 @@ __global__ void __launch_bounds__(kTile) add_rows_chained_kernel(SmallArgs<T> a)
     __threadfence();  // V (U's columns) and tau reach L2 before the flag does
     __syncwarp();
     if (lane == 0) atomicExch(published + t, 1);
-    store_rows(a, c0, c0, rows);  // this tile's rows of R (and d): the next chunk's only
+    store_rows<Chunked>(a, c0, top, c0, rows);  // this tile's rows of R (and d): the next chunk's only
     stored(c0);
   }
 }
