@@ -1,5 +1,5 @@
 // The hand-off between the warps of a chained-tile kernel (update_rows_chained.cu,
-// trsm_few_rhs.cu): a producer writes its results, then __threadfence() and an atomic store
+// trsm_few_rhs.cu): a producer writes its results, then release_fence() and an atomic store
 // of its flag; a consumer polls the flag with relaxed loads (no L1 invalidation per poll, as
 // an acquire load would do), then reads it once with acquire semantics, after which the
 // producer's results are visible (read them with __ldcg: L2, never a stale L1 line).
@@ -19,17 +19,26 @@ __device__ __forceinline__ int load_acquire(const int* p) {
   return v;
 }
 
+/// Orders the calling thread's writes before its (and, after a __syncwarp, its warp's) next
+/// flag store, as seen by a consumer's acquire load: fence.acq_rel (MEMBAR.ALL.GPU), not the
+/// sequentially consistent __threadfence() (MEMBAR.SC.GPU), which a release does not need.
+__device__ __forceinline__ void release_fence() { asm volatile("fence.acq_rel.gpu;" ::: "memory"); }
+
 /// Waits until *flag >= target; the writes its producer made before setting it are visible
 /// after.
-__device__ __forceinline__ void wait_at_least(const int* flag, int target) {
+/// sleep_ns > 0: a pause between polls (many warps polling at once take issue slots and L2
+/// bandwidth from the ones working).
+__device__ __forceinline__ void wait_at_least(const int* flag, int target, unsigned sleep_ns = 0) {
   while (load_relaxed(flag) < target) {
+    if (sleep_ns) __nanosleep(sleep_ns);
   }
   (void)load_acquire(flag);
 }
 
 /// Waits until *flag != 0; the writes its producer made before setting it are visible after.
-__device__ __forceinline__ void wait_published(const int* flag) {
+__device__ __forceinline__ void wait_published(const int* flag, unsigned sleep_ns = 0) {
   while (load_relaxed(flag) == 0) {
+    if (sleep_ns) __nanosleep(sleep_ns);
   }
   (void)load_acquire(flag);
 }

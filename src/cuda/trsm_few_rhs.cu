@@ -104,7 +104,7 @@ __global__ void __launch_bounds__(kTile) trsm_upper_kernel(SolveArgs<T> s) {
     for (int q = 0; q < K; ++q)
       if (q < s.k) s.b[row + q * s.ldb] = acc[q] * rinv;
   }
-  __threadfence();  // x_I reaches L2 before the flag does
+  release_fence();  // x_I reaches L2 before the flag does
   __syncwarp();
   if (lane == 0) atomicExch(s.flags + 1 + tile, 1);
 }

@@ -38,6 +38,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <string>
 
 #include "src/core/update_kernels.hpp"
@@ -69,6 +70,7 @@ struct SmallArgs {
   std::int64_t tiles;  // ceil(cols / 32): tiles per chunk
   int p;               // rows of U (all chunks)
   int chunks;          // ceil(p / kAddRowsChunk)
+  unsigned sleep_ns;   // the chunked kernel's pause between polls
 };
 
 /// Column c of the augmented top [R d] / bottom [U e].
@@ -229,12 +231,12 @@ __global__ void __launch_bounds__(kTile) add_rows_chained_kernel(SmallArgs<T> a)
   const int* const before = Chunked && chunk > 0 ? done_base + (chunk - 1) * a.tiles + t : nullptr;
   int* const mine = Chunked && chunk + 1 < a.chunks ? done_base + chunk * a.tiles + t : nullptr;
   auto fetch = [&](T (*rows)[kTile + 1], std::int64_t row) {
-    if (before) wait_at_least(before, static_cast<int>(row / kTile) + 1);
+    if (before) wait_at_least(before, static_cast<int>(row / kTile) + 1, a.sleep_ns);
     fetch_rows<Chunked>(rows, a, c0, top, dummy, row);
   };
   auto stored = [&](std::int64_t row) {  // rows row.. of R stored: the next chunk may read them
     if (!mine) return;
-    __threadfence();
+    release_fence();
     __syncwarp();
     if (lane == 0) atomicExch(mine, static_cast<int>(row / kTile) + 1);
   };
@@ -254,7 +256,7 @@ __global__ void __launch_bounds__(kTile) add_rows_chained_kernel(SmallArgs<T> a)
   for (std::int64_t s = 0; s < producers; ++s) {
     const std::int64_t i0 = s * kTile;
     T (*const rows)[kTile + 1] = srows[s & 1];
-    wait_published(published + s);
+    wait_published(published + s, Chunked ? a.sleep_ns : 0u);
     T vv[P];
 #pragma unroll
     for (int q = 0; q < P; ++q) {
@@ -390,7 +392,7 @@ __global__ void __launch_bounds__(kTile) add_rows_chained_kernel(SmallArgs<T> a)
       if (r < p) bottom[r] = u[r];
   }
   if (t < factor_tiles) {
-    __threadfence();  // V (U's columns) and tau reach L2 before the flag does
+    release_fence();  // V (U's columns) and tau reach L2 before the flag does
     __syncwarp();
     if (lane == 0) atomicExch(published + t, 1);
     store_rows<Chunked>(a, c0, top, c0, rows);  // this tile's rows of R (and d): the next chunk's only
@@ -404,6 +406,13 @@ void launch(const SmallArgs<T>& a, std::int64_t tiles, cudaStream_t stream) {
 }
 
 }  // namespace
+
+/// GPUQR_CHAIN_SLEEP: the chunked kernel's pause between polls in ns (read per call; a
+/// measurement knob).
+static unsigned chain_sleep_ns() {
+  const char* text = std::getenv("GPUQR_CHAIN_SLEEP");
+  return text != nullptr && *text != '\0' ? static_cast<unsigned>(std::atoi(text)) : 0u;
+}
 
 template <class T>
 void add_rows_chained(detail::ContextImpl& ctx, MatrixView<T> r, MatrixView<T> u,
@@ -424,7 +433,7 @@ void add_rows_chained(detail::ContextImpl& ctx, MatrixView<T> r, MatrixView<T> u
                  k > 0 ? d.ld() : 1,   k > 0 ? e.data() : nullptr,
                  k > 0 ? e.ld() : 1,   tau.data(),   flags.data(),
                  n,                    cols,         tiles,
-                 static_cast<int>(p),  static_cast<int>(chunks)};
+                 static_cast<int>(p),  static_cast<int>(chunks), chain_sleep_ns()};
   static_assert(kAddRowsChunk == 16, "the launches below cover chunks of up to 16 rows");
   const std::int64_t blocks = chunks * tiles;
   if (p == 1)
