@@ -38,7 +38,6 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <string>
 
 #include "src/core/update_kernels.hpp"
@@ -70,7 +69,6 @@ struct SmallArgs {
   std::int64_t tiles;  // ceil(cols / 32): tiles per chunk
   int p;               // rows of U (all chunks)
   int chunks;          // ceil(p / kAddRowsChunk)
-  unsigned sleep_ns;   // the chunked kernel's pause between polls
 };
 
 /// Column c of the augmented top [R d] / bottom [U e].
@@ -182,14 +180,22 @@ __device__ __forceinline__ float reciprocal_1_2(float x) {
 }
 
 /// Chunked: p > 16 (P = 16); otherwise one chunk and no hand-off of R's rows.
+/// The chunked FP64 kernel keeps one buffer of R's rows (the next step's are copied after
+/// this one's are stored) and at most 128 registers, so that 16 warps fit an SM (10 with two
+/// buffers): with many chunks the warps' own work, not the chain, bounds it.
+template <class T, bool Chunked>
+inline constexpr bool kOneBuffer = Chunked && sizeof(T) == 8;
+
 template <class T, int P, bool Chunked>
-__global__ void __launch_bounds__(kTile) add_rows_chained_kernel(SmallArgs<T> a) {
+__global__ void __launch_bounds__(kTile, kOneBuffer<T, Chunked> ? 16 : 1)
+    add_rows_chained_kernel(SmallArgs<T> a) {
   // The reflectors being applied (v_i in row i), then, while this tile factors, its columns'
   // entries, unscaled (su): one array, as the phases do not overlap.
   __shared__ __align__(16) T sv[kTile][P];
   T (*const su)[P] = sv;
   __shared__ T stau[kTile];
-  __shared__ T srows[2][kTile][kTile + 1];  // R's rows being updated: [i][lane], two buffers
+  constexpr int kBuffers = kOneBuffer<T, Chunked> ? 1 : 2;
+  __shared__ T srows[kBuffers][kTile][kTile + 1];  // R's rows being updated: [i][lane]
   const int lane = threadIdx.x;
   // Tickets run by antidiagonals of (chunk, tile), chunk by chunk within one: (c, t) waits for
   // (c, s < t) and (c - 1, t), every one of them on an earlier antidiagonal, so a warp only
@@ -231,7 +237,8 @@ __global__ void __launch_bounds__(kTile) add_rows_chained_kernel(SmallArgs<T> a)
   const int* const before = Chunked && chunk > 0 ? done_base + (chunk - 1) * a.tiles + t : nullptr;
   int* const mine = Chunked && chunk + 1 < a.chunks ? done_base + chunk * a.tiles + t : nullptr;
   auto fetch = [&](T (*rows)[kTile + 1], std::int64_t row) {
-    if (before) wait_at_least(before, static_cast<int>(row / kTile) + 1, a.sleep_ns);
+    if (before) wait_at_least(before, static_cast<int>(row / kTile) + 1);
+    if constexpr (kBuffers == 1) __syncwarp();  // the one buffer's reads are done
     fetch_rows<Chunked>(rows, a, c0, top, dummy, row);
   };
   auto stored = [&](std::int64_t row) {  // rows row.. of R stored: the next chunk may read them
@@ -255,8 +262,8 @@ __global__ void __launch_bounds__(kTile) add_rows_chained_kernel(SmallArgs<T> a)
   const int vr = lane % P, vc = lane / P;
   for (std::int64_t s = 0; s < producers; ++s) {
     const std::int64_t i0 = s * kTile;
-    T (*const rows)[kTile + 1] = srows[s & 1];
-    wait_published(published + s, Chunked ? a.sleep_ns : 0u);
+    T (*const rows)[kTile + 1] = srows[s % kBuffers];
+    wait_published(published + s);
     T vv[P];
 #pragma unroll
     for (int q = 0; q < P; ++q) {
@@ -276,12 +283,12 @@ __global__ void __launch_bounds__(kTile) add_rows_chained_kernel(SmallArgs<T> a)
     const std::int64_t next = s + 1 < producers ? i0 + kTile : c0;
     bool ahead = false;
     if (more) {
-      int ready = 1;
-      if (before && lane == 0)
+      int ready = kBuffers > 1;
+      if (kBuffers > 1 && before && lane == 0)
         ready = load_relaxed(before) >= static_cast<int>(next / kTile) + 1;
-      if (before) ready = __shfl_sync(0xffffffffu, ready, 0);
+      if (kBuffers > 1 && before) ready = __shfl_sync(0xffffffffu, ready, 0);
       if (ready) {
-        fetch(srows[(s + 1) & 1], next);
+        fetch(srows[(s + 1) % kBuffers], next);
         ahead = true;
       }
     }
@@ -297,10 +304,10 @@ __global__ void __launch_bounds__(kTile) add_rows_chained_kernel(SmallArgs<T> a)
     }
     store_rows<Chunked>(a, c0, top, i0, rows);
     stored(i0);
-    if (more && !ahead) fetch(srows[(s + 1) & 1], next);
+    if (more && !ahead) fetch(srows[(s + 1) % kBuffers], next);
   }
 
-  T (*const rows)[kTile + 1] = srows[producers & 1];
+  T (*const rows)[kTile + 1] = srows[producers % kBuffers];
   if (t < factor_tiles) {
     // This tile's own reflectors: column j's against row c0 + j of R. Reflector j changes
     // row j of R alone, so only u carries the chain from one column to the next; the loop is
@@ -407,13 +414,6 @@ void launch(const SmallArgs<T>& a, std::int64_t tiles, cudaStream_t stream) {
 
 }  // namespace
 
-/// GPUQR_CHAIN_SLEEP: the chunked kernel's pause between polls in ns (read per call; a
-/// measurement knob).
-static unsigned chain_sleep_ns() {
-  const char* text = std::getenv("GPUQR_CHAIN_SLEEP");
-  return text != nullptr && *text != '\0' ? static_cast<unsigned>(std::atoi(text)) : 0u;
-}
-
 template <class T>
 void add_rows_chained(detail::ContextImpl& ctx, MatrixView<T> r, MatrixView<T> u,
                       MatrixView<T> d, MatrixView<T> e, VectorView<T> tau,
@@ -433,7 +433,7 @@ void add_rows_chained(detail::ContextImpl& ctx, MatrixView<T> r, MatrixView<T> u
                  k > 0 ? d.ld() : 1,   k > 0 ? e.data() : nullptr,
                  k > 0 ? e.ld() : 1,   tau.data(),   flags.data(),
                  n,                    cols,         tiles,
-                 static_cast<int>(p),  static_cast<int>(chunks), chain_sleep_ns()};
+                 static_cast<int>(p),  static_cast<int>(chunks)};
   static_assert(kAddRowsChunk == 16, "the launches below cover chunks of up to 16 rows");
   const std::int64_t blocks = chunks * tiles;
   if (p == 1)
