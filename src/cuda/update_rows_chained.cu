@@ -180,14 +180,15 @@ __device__ __forceinline__ float reciprocal_1_2(float x) {
 }
 
 /// Chunked: p > 16 (P = 16); otherwise one chunk and no hand-off of R's rows.
-/// The chunked FP64 kernel keeps one buffer of R's rows (the next step's are copied after
-/// this one's are stored) and at most 128 registers, so that 16 warps fit an SM (10 with two
-/// buffers): with many chunks the warps' own work, not the chain, bounds it.
+/// The chunked kernel keeps one buffer of R's rows (the next step's are copied after this
+/// one's are stored) and at most 128 registers in FP64 (80 in FP32), so that 16 warps fit an
+/// SM (10 with two buffers; FP32 24, was 19): with many chunks the warps' own work, not the
+/// chain, bounds it.
 template <class T, bool Chunked>
-inline constexpr bool kOneBuffer = Chunked && sizeof(T) == 8;
+inline constexpr bool kOneBuffer = Chunked;
 
 template <class T, int P, bool Chunked>
-__global__ void __launch_bounds__(kTile, kOneBuffer<T, Chunked> ? 16 : 1)
+__global__ void __launch_bounds__(kTile, kOneBuffer<T, Chunked> ? (sizeof(T) == 8 ? 16 : 24) : 1)
     add_rows_chained_kernel(SmallArgs<T> a) {
   // The reflectors being applied (v_i in row i), then, while this tile factors, its columns'
   // entries, unscaled (su): one array, as the phases do not overlap.
