@@ -188,7 +188,7 @@ template <class T, bool Chunked>
 inline constexpr bool kOneBuffer = Chunked;
 
 template <class T, int P, bool Chunked>
-__global__ void __launch_bounds__(kTile, kOneBuffer<T, Chunked> ? (sizeof(T) == 8 ? 20 : 24) : 1)
+__global__ void __launch_bounds__(kTile, kOneBuffer<T, Chunked> ? (sizeof(T) == 8 ? 16 : 24) : 1)
     add_rows_chained_kernel(SmallArgs<T> a) {
   // The reflectors being applied (v_i in row i), then, while this tile factors, its columns'
   // entries, unscaled (su): one array, as the phases do not overlap.
