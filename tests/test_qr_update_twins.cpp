@@ -146,8 +146,7 @@ TEST_P(QrUpdateCudaTwins, AddRowsSmallMatches) {
       kernels::cpu::add_rows_chained<T>(cpu.impl(), r.view(), u.view(), d.view(), e.view(),
                                         VectorView<T>(tau.data(), chunks * n), VectorView<int>());
       kernels::cuda::add_rows_chained<T>(
-          ctx().impl(), r_g.view(), u_g.view(), d_g.view(), e_g.view(),
-          vec(tau_g),
+          ctx().impl(), r_g.view(), u_g.view(), d_g.view(), e_g.view(), vec(tau_g),
           VectorView<int>(reinterpret_cast<int*>(flags_g.data()), nflags, MemorySpace::device,
                           ctx().device()));
       const double tol = bound<T>(10 * n * p);

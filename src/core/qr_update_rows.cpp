@@ -203,14 +203,13 @@ UpdateInfo UpdatableQR<T>::add_rows(std::int64_t k, MatrixView<const T> u,
   const std::int64_t mq = m + p;  // Q's rows after the update
   const std::size_t es = sizeof(T);
   auto bytes = [&](std::int64_t count) { return UpdateScratch::piece_bytes(count, es); };
-  const std::size_t total = bytes(p * n) + bytes(p * nrhs) + 2 * bytes((nb + p) * nb) +
-                            bytes(nb) + 2 * bytes(nb * nb) + bytes(32 * nb) +
-                            bytes(nb * std::max<std::int64_t>(std::max(n, nrhs), 1)) +
-                            (keep_q ? bytes(mq * nb) : 0) +
-                            (q_mode_ == UpdateQ::thin ? bytes(mq * p) : 0) +
-                            (chained ? bytes(kernels::add_rows_chunks(p) * n) +
-                                         UpdateScratch::piece_bytes(chain_flags, sizeof(int))
-                                   : 0);
+  const std::size_t total =
+      bytes(p * n) + bytes(p * nrhs) + 2 * bytes((nb + p) * nb) + bytes(nb) + 2 * bytes(nb * nb) +
+      bytes(32 * nb) + bytes(nb * std::max<std::int64_t>(std::max(n, nrhs), 1)) +
+      (keep_q ? bytes(mq * nb) : 0) + (q_mode_ == UpdateQ::thin ? bytes(mq * p) : 0) +
+      (chained ? bytes(kernels::add_rows_chunks(p) * n) +
+                     UpdateScratch::piece_bytes(chain_flags, sizeof(int))
+               : 0);
   UpdateScratch scratch(ctx_, total);
   MatrixView<T> uu = scratch.matrix<T>(p, n);
   MatrixView<T> ee = scratch.matrix<T>(p, nrhs);

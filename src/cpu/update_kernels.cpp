@@ -65,8 +65,7 @@ namespace {
 /// One chunk of add_rows_chained: the reflectors of (R(i, i); U(:, i)), i = 0..n-1, applied as
 /// they are formed.
 template <class T>
-void add_rows_chunk(MatrixView<T> r, MatrixView<T> u, MatrixView<T> d, MatrixView<T> e,
-                    T* tau) {
+void add_rows_chunk(MatrixView<T> r, MatrixView<T> u, MatrixView<T> d, MatrixView<T> e, T* tau) {
   const std::int64_t n = r.cols(), p = u.rows(), k = d.cols();
   auto top = [&](std::int64_t i, std::int64_t c) -> T& { return c < n ? r(i, c) : d(i, c - n); };
   auto bottom = [&](std::int64_t q, std::int64_t c) -> T& {
@@ -107,8 +106,8 @@ void add_rows_chained(detail::ContextImpl&, MatrixView<T> r, MatrixView<T> u, Ma
   const std::int64_t n = r.cols(), p = u.rows(), k = d.cols();
   for (std::int64_t c = 0; c * kAddRowsChunk < p; ++c) {
     const std::int64_t row0 = c * kAddRowsChunk, rows = std::min(kAddRowsChunk, p - row0);
-    add_rows_chunk<T>(r, u.block(row0, 0, rows, n),
-                      d, k > 0 ? e.block(row0, 0, rows, k) : e, tau.data() + c * n);
+    add_rows_chunk<T>(r, u.block(row0, 0, rows, n), d, k > 0 ? e.block(row0, 0, rows, k) : e,
+                      tau.data() + c * n);
   }
 }
 
