@@ -1,23 +1,13 @@
 #!/usr/bin/env bash
 # Session 13, fourth call: per-lane copies of R's rows again with one chunk (run 3 lost p <= 16 time), the
 # next step's rows copied ahead only when ready. Update tests, sanitizers on the twin test, the add bench.
-set -uo pipefail
-cd "$(dirname "${BASH_SOURCE[0]}")/../.."
-out="${OUT:-/tmp/out}"; mkdir -p "$out"; w="$out/w"; rm -rf "$w"; mkdir -p "$w"; b=build-gpu; s=$(date +%s)
-finish() { tar czf "$out/logs.tgz" -C "$w" . ; rm -rf "$w"; echo "total $(( $(date +%s) - s )) s"; }
-trap finish EXIT
-ss=$PWD/.carry-suitesparse
-export LD_LIBRARY_PATH=$ss/lib:${LD_LIBRARY_PATH:-}
-nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$w/device.txt"
-cmake -S . -B $b -G Ninja -DCMAKE_BUILD_TYPE=Release -DGPUQR_ENABLE_CUDA=ON -DCMAKE_PREFIX_PATH=$ss > "$w/configure.log" 2>&1 || { tail -20 "$w/configure.log"; exit 1; }
-cmake --build $b --parallel 16 --target gpuqr_tests gpuqr_update_bench gpuqr_tester > "$w/build.log" 2>&1 || { grep -E "error" -A5 "$w/build.log" | head -40; exit 1; }
-echo "build $(( $(date +%s) - s )) s"
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh" gpuqr_tests gpuqr_update_bench gpuqr_tester
 timeout 120 $b/tests/gpuqr_tests --gtest_filter='*QrUpdateCudaTwins*:*QrUpdateTest*cuda*' > "$w/tests_update.log" 2>&1; echo "update tests rc $?"
 grep -E "^\[  FAILED|PASSED" "$w/tests_update.log" | head; grep -B3 -A12 "Failure" "$w/tests_update.log" | head -60
-echo "t $(( $(date +%s) - s )) s"
+stamp
 timeout 100 $b/bench/gpuqr_update_bench --only add --repeat 2 > "$w/update_add_chained.txt" 2>&1; echo "add bench rc $?"; cat "$w/update_add_chained.txt"
-echo "t $(( $(date +%s) - s )) s"
+stamp
 for tool in memcheck racecheck; do
   timeout 150 compute-sanitizer --tool $tool --error-exitcode 9 $b/tests/gpuqr_tests --gtest_filter='*QrUpdateCudaTwins.AddRowsSmallMatches*' > "$w/san_$tool.log" 2>&1; echo "$tool rc $?"; grep -E "ERROR SUMMARY|RACECHECK SUMMARY|PASSED|FAILED" "$w/san_$tool.log" | head -4
 done
-echo "t $(( $(date +%s) - s )) s"
+stamp
