@@ -183,19 +183,16 @@ __device__ __forceinline__ float reciprocal_1_2(float x) {
 /// The chunked kernel keeps one buffer of R's rows (the next step's are copied after this
 /// one's are stored) and at most 128 registers in FP64 (80 in FP32), so that 16 warps fit an
 /// SM (10 with two buffers; FP32 24, was 19): with many chunks the warps' own work, not the
-/// chain, bounds it.
-template <class T, bool Chunked>
-inline constexpr bool kOneBuffer = Chunked;
-
+/// chain, bounds it (session 13, runs 6 and 7; 96 registers in FP64 spilled and lost, run 8).
 template <class T, int P, bool Chunked>
-__global__ void __launch_bounds__(kTile, kOneBuffer<T, Chunked> ? (sizeof(T) == 8 ? 16 : 24) : 1)
+__global__ void __launch_bounds__(kTile, Chunked ? (sizeof(T) == 8 ? 16 : 24) : 1)
     add_rows_chained_kernel(SmallArgs<T> a) {
   // The reflectors being applied (v_i in row i), then, while this tile factors, its columns'
   // entries, unscaled (su): one array, as the phases do not overlap.
   __shared__ __align__(16) T sv[kTile][P];
   T (*const su)[P] = sv;
   __shared__ T stau[kTile];
-  constexpr int kBuffers = kOneBuffer<T, Chunked> ? 1 : 2;
+  constexpr int kBuffers = Chunked ? 1 : 2;
   __shared__ T srows[kBuffers][kTile][kTile + 1];  // R's rows being updated: [i][lane]
   const int lane = threadIdx.x;
   // Tickets run by antidiagonals of (chunk, tile), chunk by chunk within one: (c, t) waits for
@@ -253,8 +250,9 @@ __global__ void __launch_bounds__(kTile, kOneBuffer<T, Chunked> ? (sizeof(T) == 
 #pragma unroll
   for (int r = 0; r < P; ++r) u[r] = (valid && r < p) ? bottom[r] : T(0);
 
-  // The reflectors of the tiles before this one, in order. Each step's rows of R are copied
-  // in while the step before runs; after the last producer, this tile's own rows c0...
+  // The reflectors of the tiles before this one, in order. With one chunk, each step's rows
+  // of R are copied in while the step before runs (chunked: after it); after the last
+  // producer, this tile's own rows c0...
   const std::int64_t producers = t < factor_tiles ? t : factor_tiles;
   fetch(srows[0], producers > 0 ? 0 : c0);
   // V's block of a tile is copied by columns: lane l reads entry l % P of column l / P (plus
@@ -277,9 +275,10 @@ __global__ void __launch_bounds__(kTile, kOneBuffer<T, Chunked> ? (sizeof(T) == 
     for (int q = 0; q < P; ++q) sv[q * kColsPerLoad + vc][vr] = vv[q];
     stau[lane] = tv;
     rows_arrived();  // also orders the sv and stau stores before the reads below
-    // The next step's rows: copied now if the chunk before has stored them (always, with one
-    // chunk), else after this step (waiting here would hold this step up for the chunk
-    // before's next one).
+    // The next step's rows: copied now with two buffers (one chunk), after this step with one
+    // (chunked: waiting here for the chunk before would hold this step up anyway). The check
+    // of `before` below is left from run 4 (copy ahead when the chunk before was done): since
+    // run 7 no instantiation has both, and it folds away; to go at the next device run.
     const bool more = s + 1 < producers || t < factor_tiles;
     const std::int64_t next = s + 1 < producers ? i0 + kTile : c0;
     bool ahead = false;
