@@ -36,7 +36,7 @@ inline constexpr std::int64_t add_rows_chained_flags(std::int64_t n, std::int64_
   template <class T>                                                                          \
   void add_rows_chained(detail::ContextImpl& ctx, MatrixView<T> r, MatrixView<T> u,          \
                         MatrixView<T> d, MatrixView<T> e, VectorView<T> tau,                 \
-                        VectorView<int> flags);                                                 \
+                        VectorView<int> flags);                                           \
   /* Applies H = I - [I; V] T [I; V]^T (V p x k, T k x k upper: the reflectors of a tpqrt    \
      panel, tpmqrt's shape with l = 0): left, op(H) [A; B] with A k x nc, B p x nc, W k x nc \
      scratch; right, [A B] op(H) with A mr x k, B mr x p, W mr x k scratch. */               \
@@ -93,9 +93,9 @@ inline constexpr std::int64_t add_rows_chained_flags(std::int64_t n, std::int64_
                     MatrixView<const T> a, MatrixView<const T> b, MatrixView<T> c);
 
 #define GPUQR_INSTANTIATE_UPDATE_KERNELS(T)                                                   \
-  template void add_rows_chained<T>(detail::ContextImpl&, MatrixView<T>, MatrixView<T>,        \
-                                  MatrixView<T>, MatrixView<T>, VectorView<T>,               \
-                                  VectorView<int>);                                           \
+  template void add_rows_chained<T>(detail::ContextImpl&, MatrixView<T>, MatrixView<T>,      \
+                                    MatrixView<T>, MatrixView<T>, VectorView<T>,             \
+                                    VectorView<int>);                                         \
   template void tpmqrt<T>(detail::ContextImpl&, Side, Op, MatrixView<const T>,               \
                           MatrixView<const T>, MatrixView<T>, MatrixView<T>, MatrixView<T>); \
   template void gather_rows<T>(detail::ContextImpl&, MatrixView<const T>,                    \
