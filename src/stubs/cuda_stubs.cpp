@@ -137,7 +137,7 @@ void tpmqrt(detail::ContextImpl&, Side, Op, MatrixView<const T>, MatrixView<cons
 }
 template <class T>
 void add_rows_chained(detail::ContextImpl&, MatrixView<T>, MatrixView<T>, MatrixView<T>,
-                    MatrixView<T>, VectorView<T>, VectorView<int>) {
+                      MatrixView<T>, VectorView<T>, VectorView<int>) {
   detail::not_compiled("cuda add_rows_chained");
 }
 template <class T>
