@@ -2,7 +2,8 @@
 // with cuSOLVER (geqrf + ormqr + trsm: the paper's "TUS"), in one run, at Andrew & Dingle's
 // configurations, FP32 and FP64. One line per case: our update + solve (ms), the refactor
 // (ms), their ratio, the device operations our update enqueued, a cross-check of the
-// residual norm against the refactor's, and our time split into the update and the solve.
+// residual norm against the refactor's, and our time split into the update and the solve
+// (from a second run of each repetition, with a wait between the two).
 // Exits 1 when a cross-check fails, 0 otherwise (also, with a message, when no GPU is
 // visible). Options: see usage().
 #include <algorithm>
@@ -41,21 +42,24 @@ struct Options {
   bool quick = false;
   bool cpu = false;
   std::int64_t pmax = -1;  // --pmax: only cases with p <= pmax
+  std::int64_t case_m = 0, case_n = 0, case_p = 0;  // --case m,n,p: that one added-rows case
   UpdateQ add_q = UpdateQ::none;
 };
 
 void usage() {
   std::puts(
       "gpuqr_update_bench [--only add|remove] [--precision 32|64] [--repeat N] [--quick]\n"
-      "                   [--add-q none|thin|full] [--cpu] [--pmax P]\n"
+      "                   [--add-q none|thin|full] [--cpu] [--pmax P] [--case M,N,P]\n"
       "  --quick   one case per family (a smoke run)\n"
       "  --add-q   the Q the add-rows object keeps (default none: R and d only)\n"
       "  --cpu     also our CPU update on small cases (m = 2000, n = 500)\n"
-      "  --pmax    only the cases with at most P rows added or removed");
+      "  --pmax    only the cases with at most P rows added or removed\n"
+      "  --case    only adding P rows to an M x N problem (any shape, e.g. for a profiler)");
 }
 
 std::vector<Case> paper_cases(const Options& o) {
   std::vector<Case> cases;
+  if (o.case_m > 0) return {Case{true, o.case_m, o.case_n, o.case_p}};
   if (o.only != "remove") {
     for (std::int64_t m = 8000; m <= 14000; m += 2000) cases.push_back({true, m, 3000, 500});
     for (std::int64_t p : {200, 1500})
@@ -109,12 +113,14 @@ Matrix<T> rows_inserted(const Matrix<T>& a, std::int64_t k, const Matrix<T>& u) 
 }
 
 struct Timed {
-  double ms = 0, add_ms = 0, solve_ms = 0, residual = 0;  // ms = add_ms + solve_ms
+  double ms = 0, add_ms = 0, solve_ms = 0, residual = 0;  // ms: no wait between the two
   std::int64_t launches = 0;
 };
 
 /// Our update + solve on `ctx`: the object is rebuilt (untimed) before each repetition. U and
 /// e are copied into the context's memory first (untimed), as the refactor's inputs are.
+/// Each repetition runs twice: update then solve as a caller would (no wait between them: the
+/// time reported), then with a synchronization between them for the split (update, solve).
 template <class T>
 Timed time_update(const Context& ctx, const Case& c, const Matrix<T>& a, const Matrix<T>& b,
                   const Matrix<T>& u_host, const Matrix<T>& e_host, std::int64_t k, UpdateQ q,
@@ -127,30 +133,32 @@ Timed time_update(const Context& ctx, const Case& c, const Matrix<T>& a, const M
   const Matrix<T> u = Matrix<T>::copy_of(u_host.view(), space, ctx.device());
   const Matrix<T> e = Matrix<T>::copy_of(e_host.view(), space, ctx.device());
   for (int r = 0; r < repeat + 1; ++r) {
-    UpdatableQR<T> qr(ctx, a.view(), b.view(), q);
-    ctx.synchronize();
+    for (const bool split : {false, true}) {
+      UpdatableQR<T> qr(ctx, a.view(), b.view(), q);
+      ctx.synchronize();
 #ifdef GPUQR_BENCH_WITH_CUSOLVER
-    if (profile && r == repeat) gpuqr::bench::profiler_range(true);
+      if (profile && r == repeat && !split) gpuqr::bench::profiler_range(true);
 #endif
-    const auto t0 = std::chrono::steady_clock::now();
-    const gpuqr::UpdateInfo info =
-        c.add ? qr.add_rows(k, u.view(), e.view()) : qr.remove_rows(k, c.p);
-    ctx.synchronize();  // free: the solve's first step waits for the update anyway
-    const auto tm = std::chrono::steady_clock::now();
-    gpuqr::LstsqInfo lst;
-    const Matrix<T> x = qr.solve(&lst);  // synchronizes: the residual norm comes back
-    const auto t1 = std::chrono::steady_clock::now();
+      const auto t0 = std::chrono::steady_clock::now();
+      const gpuqr::UpdateInfo info =
+          c.add ? qr.add_rows(k, u.view(), e.view()) : qr.remove_rows(k, c.p);
+      if (split) ctx.synchronize();
+      const auto tm = std::chrono::steady_clock::now();
+      gpuqr::LstsqInfo lst;
+      const Matrix<T> x = qr.solve(&lst);  // synchronizes: the residual norm comes back
+      const auto t1 = std::chrono::steady_clock::now();
 #ifdef GPUQR_BENCH_WITH_CUSOLVER
-    if (profile && r == repeat) gpuqr::bench::profiler_range(false);
+      if (profile && r == repeat && !split) gpuqr::bench::profiler_range(false);
 #endif
-    (void)profile;
-    if (r > 0) {
-      times.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
-      adds.push_back(std::chrono::duration<double, std::milli>(tm - t0).count());
-      solves.push_back(std::chrono::duration<double, std::milli>(t1 - tm).count());
+      (void)profile;
+      if (r > 0 && !split) times.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
+      if (r > 0 && split) {
+        adds.push_back(std::chrono::duration<double, std::milli>(tm - t0).count());
+        solves.push_back(std::chrono::duration<double, std::milli>(t1 - tm).count());
+      }
+      out.launches = info.device_launches;
+      out.residual = lst.residual_norms.empty() ? 0.0 : lst.residual_norms[0];
     }
-    out.launches = info.device_launches;
-    out.residual = lst.residual_norms.empty() ? 0.0 : lst.residual_norms[0];
   }
   out.ms = median(times);
   out.add_ms = median(adds);
@@ -235,6 +243,15 @@ int main(int argc, char** argv) {
     else if (arg == "--quick") o.quick = true;
     else if (arg == "--pmax") o.pmax = std::atoll(value().c_str());
     else if (arg == "--cpu") o.cpu = true;
+    else if (arg == "--case") {
+      long long m = 0, n = 0, p = 0;
+      if (std::sscanf(value().c_str(), "%lld,%lld,%lld", &m, &n, &p) != 3 || m < 1 || n < 1 ||
+          p < 1) {
+        usage();
+        return 2;
+      }
+      o.case_m = m, o.case_n = n, o.case_p = p;
+    }
     else if (arg == "--add-q") {
       const std::string q = value();
       o.add_q = q == "full" ? UpdateQ::full : (q == "thin" ? UpdateQ::thin : UpdateQ::none);

@@ -466,6 +466,41 @@ TEST_P(KernelTwins, FormVAndLaset) {
   }));
 }
 
+// R's |diagonal| and the residual norms read back together (UpdatableQR::solve): the same
+// values as the CPU twin and as abs_diagonal and column_norms one at a time, on a graded
+// matrix (columns from 1e-30 to 1e+30 in double: the scaled norm must keep them), with a
+// residual block of one row and of none.
+TEST_P(KernelTwins, DiagonalAndNormsMatchesTheTwoReadBacks) {
+  GPUQR_FOR_PRECISION(([&]<class T>() {
+    Context cpu = Context::cpu();
+    Matrix<T> a = random_matrix<T>(40, 23, 52);
+    const double span = sizeof(T) == 8 ? 30.0 : 10.0;
+    for (std::int64_t j = 0; j < a.cols(); ++j)
+      for (std::int64_t i = 0; i < a.rows(); ++i)
+        a(i, j) = T(double(a(i, j)) * std::pow(10.0, -span + 2 * span * double(j) / 22.0));
+    Matrix<T> a_gpu = to_ctx<T>(ctx(), a.view());
+    for (const std::int64_t rows : {17, 1, 0}) {
+      const MatrixView<const T> r_cpu = MatrixView<const T>(a.view()).block(0, 0, 23, 23);
+      const MatrixView<const T> b_cpu = MatrixView<const T>(a.view()).block(23, 0, rows, 23);
+      const MatrixView<const T> r_gpu = MatrixView<const T>(a_gpu.view()).block(0, 0, 23, 23);
+      const MatrixView<const T> b_gpu = MatrixView<const T>(a_gpu.view()).block(23, 0, rows, 23);
+      const std::vector<double> want = kernels::cpu::diagonal_and_norms<T>(cpu.impl(), r_cpu, b_cpu);
+      const std::vector<double> got = kernels::cuda::diagonal_and_norms<T>(ctx().impl(), r_gpu, b_gpu);
+      std::vector<double> apart = kernels::cuda::abs_diagonal<T>(ctx().impl(), r_gpu);
+      const std::vector<double> norms = kernels::cuda::column_norms<T>(ctx().impl(), b_gpu);
+      apart.insert(apart.end(), norms.begin(), norms.end());
+      ASSERT_EQ(want.size(), 46u);
+      ASSERT_EQ(got.size(), 46u);
+      EXPECT_EQ(got, apart);
+      for (std::size_t i = 0; i < want.size(); ++i) {
+        EXPECT_LE(std::abs(got[i] - want[i]), 10 * accuracy::eps<T>() * want[i])
+            << "entry " << i << " (rows " << rows << ")";
+        if (rows > 0 || i < 23) EXPECT_GT(want[i], 0.0) << "entry " << i;
+      }
+    }
+  }));
+}
+
 INSTANTIATE_TEST_SUITE_P(Backends, KernelTwins, cuda_backend_cases(), case_name);
 
 }  // namespace

@@ -132,19 +132,20 @@ TEST_P(QrUpdateCudaTwins, AddRowsSmallMatches) {
             x(i, j) = static_cast<T>(double(x(i, j)) * scale);
       };
       const std::int64_t chunks = kernels::add_rows_chunks(p);
-      Matrix<T> e = random_matrix<T>(p, k, 33), tau(chunks * n, 1);
+      const std::int64_t scalars = kernels::add_rows_chained_scalars(n, p);
+      Matrix<T> e = random_matrix<T>(p, k, 33), tau(scalars, 1);
       scale_all(r);
       scale_all(u);
       scale_all(d);
       scale_all(e);
       Matrix<T> r_g = to_ctx<T>(ctx(), r.view()), u_g = to_ctx<T>(ctx(), u.view());
       Matrix<T> d_g = to_ctx<T>(ctx(), d.view()), e_g = to_ctx<T>(ctx(), e.view());
-      Matrix<T> tau_g = device_matrix<T>(ctx(), chunks * n, 1);
+      Matrix<T> tau_g = device_matrix<T>(ctx(), scalars, 1);
       // The kernel's int flags, in a buffer of doubles (matrices hold float or double).
       const std::int64_t nflags = kernels::add_rows_chained_flags(n, k, p);
       Matrix<double> flags_g = device_matrix<double>(ctx(), nflags / 2 + 1, 1);
       kernels::cpu::add_rows_chained<T>(cpu.impl(), r.view(), u.view(), d.view(), e.view(),
-                                        VectorView<T>(tau.data(), chunks * n), VectorView<int>());
+                                        VectorView<T>(tau.data(), scalars), VectorView<int>());
       kernels::cuda::add_rows_chained<T>(
           ctx().impl(), r_g.view(), u_g.view(), d_g.view(), e_g.view(), vec(tau_g),
           VectorView<int>(reinterpret_cast<int*>(flags_g.data()), nflags, MemorySpace::device,
@@ -152,7 +153,7 @@ TEST_P(QrUpdateCudaTwins, AddRowsSmallMatches) {
       const double tol = bound<T>(10 * n * p);
       EXPECT_LT(entry_diff(to_host(ctx(), r_g), r), tol);
       EXPECT_LT(entry_diff(to_host(ctx(), u_g), u), tol);
-      EXPECT_LT(entry_diff(to_host(ctx(), tau_g), tau), tol);
+      EXPECT_LT(entry_diff(lead(to_host(ctx(), tau_g), chunks * n, 1), lead(tau, chunks * n, 1)), tol);
       if (k > 0) {
         EXPECT_LT(entry_diff(to_host(ctx(), d_g), d), tol);
         EXPECT_LT(entry_diff(to_host(ctx(), e_g), e), tol);

@@ -29,6 +29,10 @@
   /* ||a(:, j)||_2 for each column, returned to the host (synchronizes). */                  \
   template <class T>                                                                         \
   std::vector<double> column_norms(detail::ContextImpl& ctx, MatrixView<const T> a);         \
+  /* abs_diagonal(a), then column_norms(b), in one return to the host (one synchronization). */ \
+  template <class T>                                                                         \
+  std::vector<double> diagonal_and_norms(detail::ContextImpl& ctx, MatrixView<const T> a,    \
+                                         MatrixView<const T> b);                             \
   /* True when no entry is NaN or Inf (synchronizes). */                                     \
   template <class T>                                                                         \
   bool all_finite(detail::ContextImpl& ctx, MatrixView<const T> a);                          \
@@ -53,6 +57,8 @@
                         MatrixView<T>);                                                      \
   template std::vector<double> abs_diagonal<T>(detail::ContextImpl&, MatrixView<const T>);   \
   template std::vector<double> column_norms<T>(detail::ContextImpl&, MatrixView<const T>);   \
+  template std::vector<double> diagonal_and_norms<T>(detail::ContextImpl&, MatrixView<const T>, \
+                                                     MatrixView<const T>);                   \
   template bool all_finite<T>(detail::ContextImpl&, MatrixView<const T>);                    \
   template void copy<T>(detail::ContextImpl&, MatrixView<const T>, MatrixView<T>);           \
   template void copy_upper<T>(detail::ContextImpl&, MatrixView<const T>, MatrixView<T>);     \

@@ -160,15 +160,17 @@ Matrix<T> UpdatableQR<T>::solve(LstsqInfo* info) const {
     GPUQR_DISPATCH(ctx_, copy, d.block(0, 0, n_, nrhs_), x.view());
     GPUQR_DISPATCH(ctx_, trsm, Uplo::upper, Op::no_trans, Diag::non_unit, r_view(), x.view());
   }
-  const auto [rcond, zero_at] =
-      detail::diagonal_summary(GPUQR_DISPATCH(ctx_, abs_diagonal, r_view()));
+  // R's diagonal and the residual norms ||d(n:m, j)|| come back together (one host round trip).
+  std::vector<double> values =
+      GPUQR_DISPATCH(ctx_, diagonal_and_norms, r_view(), d.block(n_, 0, m_ - n_, nrhs_));
+  const auto split = values.begin() + static_cast<std::ptrdiff_t>(n_);
+  result.residual_norms.assign(split, values.end());
+  values.erase(split, values.end());
+  const auto [rcond, zero_at] = detail::diagonal_summary(values);
   result.rcond_estimate = rcond;
   result.singular_at = zero_at;
-  if (nrhs_ > 0) {
-    if (result.singular())
-      GPUQR_DISPATCH(ctx_, fill, x.view(), std::numeric_limits<T>::quiet_NaN());
-    result.residual_norms = GPUQR_DISPATCH(ctx_, column_norms, d.block(n_, 0, m_ - n_, nrhs_));
-  }
+  if (nrhs_ > 0 && result.singular())
+    GPUQR_DISPATCH(ctx_, fill, x.view(), std::numeric_limits<T>::quiet_NaN());
   if (result.singular() && info == nullptr) {
     GPUQR_THROW(InvalidArgument, "UpdatableQR::solve: R(" + std::to_string(result.singular_at) +
                                      ", " + std::to_string(result.singular_at) +

@@ -204,15 +204,17 @@ UpdateInfo UpdatableQR<T>::add_rows(std::int64_t k, MatrixView<const T> u,
   const std::size_t es = sizeof(T);
   auto bytes = [&](std::int64_t count) { return UpdateScratch::piece_bytes(count, es); };
   const std::size_t total =
-      bytes(p * n) + bytes(p * nrhs) + 2 * bytes((nb + p) * nb) + bytes(nb) + 2 * bytes(nb * nb) +
+      bytes(p * (n + nrhs)) + 2 * bytes((nb + p) * nb) + bytes(nb) + 2 * bytes(nb * nb) +
       bytes(32 * nb) + bytes(nb * std::max<std::int64_t>(std::max(n, nrhs), 1)) +
       (keep_q ? bytes(mq * nb) : 0) + (q_mode_ == UpdateQ::thin ? bytes(mq * p) : 0) +
-      (chained ? bytes(kernels::add_rows_chunks(p) * n) +
+      (chained ? bytes(kernels::add_rows_chained_scalars(n, p)) +
                      UpdateScratch::piece_bytes(chain_flags, sizeof(int))
                : 0);
   UpdateScratch scratch(ctx_, total);
-  MatrixView<T> uu = scratch.matrix<T>(p, n);
-  MatrixView<T> ee = scratch.matrix<T>(p, nrhs);
+  // U and e side by side (one leading dimension), so that one pass checks both.
+  MatrixView<T> ue = scratch.matrix<T>(p, n + nrhs);
+  MatrixView<T> uu = ue.block(0, 0, p, n);
+  MatrixView<T> ee = ue.block(0, n, p, nrhs);
   MatrixView<T> s_buf = scratch.matrix<T>(nb + p, nb);
   MatrixView<T> v_buf = scratch.matrix<T>(nb + p, nb);
   VectorView<T> tau = scratch.vector<T>(nb);
@@ -226,8 +228,11 @@ UpdateInfo UpdatableQR<T>::add_rows(std::int64_t k, MatrixView<const T> u,
   // Inputs in, checked: nothing of the object has changed yet.
   copy_into<T>(ctx_, u, uu);
   copy_into<T>(ctx_, e, ee);
-  detail::check_finite<T>(ctx_, uu, "U", "UpdatableQR::add_rows");
-  if (nrhs > 0) detail::check_finite<T>(ctx_, ee, "e", "UpdatableQR::add_rows");
+  // One pass over both (on CUDA one host round trip); where it fails, the one at fault is named.
+  if (ctx_.check_finite() && !GPUQR_DISPATCH(ctx_, all_finite, MatrixView<const T>(ue))) {
+    detail::check_finite<T>(ctx_, uu, "U", "UpdatableQR::add_rows");
+    detail::check_finite<T>(ctx_, ee, "e", "UpdatableQR::add_rows");
+  }
 
   reserve_rows(mq);
   std::int64_t launches = 0;
@@ -259,10 +264,11 @@ UpdateInfo UpdatableQR<T>::add_rows(std::int64_t k, MatrixView<const T> u,
   }
   MatrixView<T> r = r_view();
   if (chained) {
-    VectorView<T> tau_all = scratch.vector<T>(kernels::add_rows_chunks(p) * n);
+    VectorView<T> tau_all = scratch.vector<T>(kernels::add_rows_chained_scalars(n, p));
     VectorView<int> flags = scratch.vector<int>(chain_flags);
     GPUQR_DISPATCH(ctx_, add_rows_chained, r, uu, d.block(0, 0, n, nrhs), e_rows, tau_all, flags);
-    launches += 2;  // the flags' memset and the kernel
+    // The flags' memset, (one chunk) the published scalars' fill, and the kernel.
+    launches += kernels::add_rows_chunks(p) == 1 ? 3 : 2;
     info.blocks = 1;
   }
   for (std::int64_t j = 0; j < (chained ? 0 : n); j += nb) {

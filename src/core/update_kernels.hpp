@@ -17,6 +17,11 @@ inline constexpr std::int64_t kAddRowsChunk = 16;
 inline constexpr std::int64_t add_rows_chunks(std::int64_t p) {
   return (p + kAddRowsChunk - 1) / kAddRowsChunk;
 }
+/// Entries of add_rows_chained's tau for n columns and p rows: each chunk's n scalars, then,
+/// for one chunk (p <= kAddRowsChunk), p n more of scratch (the CUDA kernel publishes V there).
+inline constexpr std::int64_t add_rows_chained_scalars(std::int64_t n, std::int64_t p) {
+  return add_rows_chunks(p) * n + (p <= kAddRowsChunk ? p * n : 0);
+}
 /// Ints of add_rows_chained's flags for n columns of R, k right-hand sides and p rows.
 inline constexpr std::int64_t add_rows_chained_flags(std::int64_t n, std::int64_t k,
                                                      std::int64_t p) {
@@ -30,9 +35,10 @@ inline constexpr std::int64_t add_rows_chained_flags(std::int64_t n, std::int64_
      (v_i: the chunk's entries) that zero the chunk's rows of U (p x n) against R's diagonal \
      (n x n upper) are applied in order to R's row i, to the chunk's rows of U and to the    \
      right-hand sides [d; e] (d n x k, e p x k). On return R and d hold the updated values,  \
-     U holds each chunk's V (column i = v_i), tau (add_rows_chunks(p) n) the scalars, chunk \
-     c's at c n, and e the new rows of d. flags: add_rows_chained_flags(n, k, p) ints of     \
-     scratch in the backend's memory (the CUDA kernel's hand-off between warps). */          \
+     U holds each chunk's V (column i = v_i), tau (add_rows_chained_scalars(n, p)) the      \
+     scalars, chunk c's at c n (the rest is scratch), and e the new rows of d. flags:        \
+     add_rows_chained_flags(n, k, p) ints of scratch in the backend's memory (the CUDA       \
+     kernel's hand-off between warps). */                                                    \
   template <class T>                                                                          \
   void add_rows_chained(detail::ContextImpl& ctx, MatrixView<T> r, MatrixView<T> u,          \
                         MatrixView<T> d, MatrixView<T> e, VectorView<T> tau,                 \

@@ -69,6 +69,15 @@ std::vector<double> column_norms(detail::ContextImpl&, MatrixView<const T> a) {
 }
 
 template <class T>
+std::vector<double> diagonal_and_norms(detail::ContextImpl& ctx, MatrixView<const T> a,
+                                       MatrixView<const T> b) {
+  std::vector<double> out = abs_diagonal<T>(ctx, a);
+  const std::vector<double> norms = column_norms<T>(ctx, b);
+  out.insert(out.end(), norms.begin(), norms.end());
+  return out;
+}
+
+template <class T>
 bool all_finite(detail::ContextImpl&, MatrixView<const T> a) {
   for (std::int64_t j = 0; j < a.cols(); ++j) {
     const T* col = a.data() + j * a.ld();

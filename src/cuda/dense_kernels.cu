@@ -415,6 +415,30 @@ std::vector<double> column_norms(detail::ContextImpl& ctx, MatrixView<const T> a
   return read_back(ctx, out, a.cols());
 }
 
+/// abs_diagonal(a), then column_norms(b): both kernels write one buffer, read back once.
+template <class T>
+std::vector<double> diagonal_and_norms(detail::ContextImpl& ctx, MatrixView<const T> a,
+                                       MatrixView<const T> b) {
+  const std::int64_t k = std::min(a.rows(), a.cols()), cols = b.cols();
+  if (k + cols == 0) return {};
+  DeviceGuard guard(ctx.device);
+  double* out = result_buffer(ctx, k + cols);
+  if (k > 0) {
+    abs_diagonal_kernel<T><<<grid_1d(k), kThreads, 0, ctx.stream>>>(a.data(), a.ld(), k, out);
+    GPUQR_CUDA_CHECK_LAUNCH(ctx.stream);
+  }
+  if (cols > 0 && b.rows() == 0) {
+    GPUQR_CUDA_CHECK(cudaMemsetAsync(out + k, 0, static_cast<std::size_t>(cols) * sizeof(double),
+                                     ctx.stream));
+  } else if (cols > 0) {
+    const auto blocks = static_cast<unsigned>(std::min<std::int64_t>(cols, kMaxGridX));
+    column_norms_kernel<T>
+        <<<blocks, kThreads, 0, ctx.stream>>>(b.data(), b.ld(), b.rows(), cols, out + k);
+    GPUQR_CUDA_CHECK_LAUNCH(ctx.stream);
+  }
+  return read_back(ctx, out, k + cols);
+}
+
 /// True when no entry is NaN or Inf; synchronizes.
 template <class T>
 bool all_finite(detail::ContextImpl& ctx, MatrixView<const T> a) {

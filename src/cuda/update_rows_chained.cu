@@ -14,10 +14,11 @@
 // (chunk, tile), so a warp only ever waits for warps that already run (no deadlock whatever
 // the scheduler does).
 // Warp (c, t) applies, in order, the reflectors of every tile s < t of its chunk as tile s
-// publishes them (V_s in U's columns, tau_s, then a flag), then factors its own 32 columns
-// and publishes them. The next step's rows of R are copied in (cp.async) while the current
-// step runs. The flags are polled with relaxed loads, then read once with acquire semantics,
-// and V is read with __ldcg (L2), so no stale L1 line is ever seen.
+// publishes them (V_s in U's columns, tau_s, then a flag; with one chunk, V_s and tau_s in
+// the scratch after the scalars, each value its own flag: see unpublished), then factors its
+// own 32 columns and publishes them. The next step's rows of R are copied in (cp.async) while
+// the current step runs. The flags are polled with relaxed loads, then read once with acquire
+// semantics, and V is read with __ldcg (L2), so no stale L1 line is ever seen.
 //
 // Chunks: chunk c's reflector i needs row i of R as chunk c - 1 left it, and nothing else of
 // the chunks before, so the chunks run as a wavefront: warp (c, t) reads a block of 32 rows
@@ -38,6 +39,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <string>
 
 #include "src/core/update_kernels.hpp"
@@ -62,14 +64,41 @@ struct SmallArgs {
   std::int64_t ldd;
   T* e;
   std::int64_t lde;
-  T* tau;      // chunk c's scalars at tau + c n
+  T* tau;      // chunk c's scalars at tau + c n; one chunk: V published after them
   int* flags;  // kernels::add_rows_chained_flags: ticket, then published(c, s), then done(c, t)
   std::int64_t n;
   std::int64_t cols;   // n + k
   std::int64_t tiles;  // ceil(cols / 32): tiles per chunk
   int p;               // rows of U (all chunks)
   int chunks;          // ceil(p / kAddRowsChunk)
+  int early_fetch;     // chunked: the next rows copied before this step's flag (measurement)
 };
+
+/// One chunk: V and tau are published without flags. The launch fills tau's scalars and the
+/// V scratch after them with bytes 0x7F (1.4e306 in double, 3.4e38 in float), a value no
+/// entry of V (|v| <= 1) or tau (0, or in [1, 2]) can take; each is stored once, by a strong
+/// store, so a strong load that reads anything else has read the published value, and the
+/// consumer needs neither the producer's fence nor a flag's round trip before reading V.
+__device__ __forceinline__ bool unpublished(double x) {
+  return __double_as_longlong(x) == 0x7F7F7F7F7F7F7F7FLL;
+}
+__device__ __forceinline__ bool unpublished(float x) { return __float_as_int(x) == 0x7F7F7F7F; }
+__device__ __forceinline__ double load_strong(const double* p) {
+  double v;
+  asm volatile("ld.relaxed.gpu.f64 %0, [%1];" : "=d"(v) : "l"(p));
+  return v;
+}
+__device__ __forceinline__ float load_strong(const float* p) {
+  float v;
+  asm volatile("ld.relaxed.gpu.f32 %0, [%1];" : "=f"(v) : "l"(p));
+  return v;
+}
+__device__ __forceinline__ void store_strong(double* p, double v) {
+  asm volatile("st.relaxed.gpu.f64 [%0], %1;" ::"l"(p), "d"(v));
+}
+__device__ __forceinline__ void store_strong(float* p, float v) {
+  asm volatile("st.relaxed.gpu.f32 [%0], %1;" ::"l"(p), "f"(v));
+}
 
 /// Column c of the augmented top [R d] / bottom [U e].
 template <class T>
@@ -85,12 +114,14 @@ __device__ __forceinline__ T* bottom_col(const SmallArgs<T>& a, std::int64_t c) 
 /// into rows[i][j] (zeros elsewhere), copied asynchronously (cp.async: no registers held while
 /// they arrive). Coalesced: lane i copies row row0 + i of every column, so each copy reads one
 /// column's 32 contiguous entries (the chunked kernel, where every warp copies blocks of R
-/// throughout); otherwise lane j copies its own column (`top`, null past cols), measured
-/// faster where only the chain's tiles copy (session 13, run 3: p = 1, 0.92 against 1.14 ms).
+/// throughout), column j from cols[j] (the tile's columns of R or d, null past `cols`: a
+/// shared table, one load per column, where forming the address took some 30 instructions);
+/// otherwise lane j copies its own column (`top`, null past cols), measured faster where only
+/// the chain's tiles copy (session 13, run 3: p = 1, 0.92 against 1.14 ms).
 /// `dummy` is any 8-byte aligned global address, the source of the zero-filled copies.
 template <bool Coalesced, class T>
 __device__ __forceinline__ void fetch_rows(T (*rows)[kTile + 1], const SmallArgs<T>& a,
-                                           std::int64_t c0, const T* top, const T* dummy,
+                                           T* const* cols, const T* top, const T* dummy,
                                            std::int64_t row0) {
   const int lane = threadIdx.x;
   const bool row_ok = row0 + lane < a.n;
@@ -100,8 +131,9 @@ __device__ __forceinline__ void fetch_rows(T (*rows)[kTile + 1], const SmallArgs
     const T* src;
     unsigned dst;
     if constexpr (Coalesced) {
-      ok = row_ok && c0 + j < a.cols;
-      src = ok ? top_col(a, c0 + j) + row0 + lane : dummy;
+      const T* const col = cols[j];
+      ok = row_ok && col != nullptr;
+      src = ok ? col + row0 + lane : dummy;
       dst = static_cast<unsigned>(__cvta_generic_to_shared(&rows[lane][j]));
     } else {
       ok = top && row0 + j < a.n;
@@ -120,15 +152,17 @@ __device__ __forceinline__ void rows_arrived() {
 }
 /// The inverse of fetch_rows (the rows that exist).
 template <bool Coalesced, class T>
-__device__ __forceinline__ void store_rows(const SmallArgs<T>& a, std::int64_t c0, T* top,
+__device__ __forceinline__ void store_rows(const SmallArgs<T>& a, T* const* cols, T* top,
                                            std::int64_t row0, const T (*rows)[kTile + 1]) {
   __syncwarp();
   const int lane = threadIdx.x;
   if constexpr (Coalesced) {
     if (row0 + lane >= a.n) return;
 #pragma unroll 8
-    for (int j = 0; j < kTile; ++j)
-      if (c0 + j < a.cols) top_col(a, c0 + j)[row0 + lane] = rows[lane][j];
+    for (int j = 0; j < kTile; ++j) {
+      T* const col = cols[j];
+      if (col != nullptr) col[row0 + lane] = rows[lane][j];
+    }
   } else {
 #pragma unroll 8
     for (int i = 0; i < kTile; ++i)
@@ -194,6 +228,7 @@ __global__ void __launch_bounds__(kTile, Chunked ? (sizeof(T) == 8 ? 16 : 24) : 
   __shared__ T stau[kTile];
   constexpr int kBuffers = Chunked ? 1 : 2;
   __shared__ T srows[kBuffers][kTile][kTile + 1];  // R's rows being updated: [i][lane]
+  __shared__ T* scols[kTile];  // chunked: column c0 + j of [R d] (null past cols), for the copies
   const int lane = threadIdx.x;
   // Tickets run by antidiagonals of (chunk, tile), chunk by chunk within one: (c, t) waits for
   // (c, s < t) and (c - 1, t), every one of them on an earlier antidiagonal, so a warp only
@@ -225,9 +260,14 @@ __global__ void __launch_bounds__(kTile, Chunked ? (sizeof(T) == 8 ? 16 : 24) : 
   const std::int64_t n = a.n, factor_tiles = (n + kTile - 1) / kTile;
   T* const bottom = valid ? bottom_col(a, c) + row0 : nullptr;
   T* const top = valid ? top_col(a, c) : nullptr;
+  if constexpr (Chunked) {
+    scols[lane] = top;
+    __syncwarp();
+  }
   const T* const dummy = a.u;
   const T* const vcols = a.u + row0;  // this chunk's V, in U's rows row0..
   T* const taus = a.tau + chunk * n;
+  T* const vpub = a.tau + n;  // one chunk: V published here, column c at c p
   int* const published = a.flags + 1 + chunk * factor_tiles;
   int* const done_base = a.flags + 1 + a.chunks * factor_tiles;
   // Row block b of this tile's columns of R (and d) is final for the chunk before once that
@@ -237,7 +277,7 @@ __global__ void __launch_bounds__(kTile, Chunked ? (sizeof(T) == 8 ? 16 : 24) : 
   auto fetch = [&](T (*rows)[kTile + 1], std::int64_t row) {
     if (before) wait_at_least(before, static_cast<int>(row / kTile) + 1);
     if constexpr (kBuffers == 1) __syncwarp();  // the one buffer's reads are done
-    fetch_rows<Chunked>(rows, a, c0, top, dummy, row);
+    fetch_rows<Chunked>(rows, a, scols, top, dummy, row);
   };
   auto stored = [&](std::int64_t row) {  // rows row.. of R stored: the next chunk may read them
     if (!mine) return;
@@ -262,36 +302,41 @@ __global__ void __launch_bounds__(kTile, Chunked ? (sizeof(T) == 8 ? 16 : 24) : 
   for (std::int64_t s = 0; s < producers; ++s) {
     const std::int64_t i0 = s * kTile;
     T (*const rows)[kTile + 1] = srows[s % kBuffers];
-    wait_published(published + s);
-    T vv[P];
+    T vv[P], tv;
+    if constexpr (Chunked) {
+      wait_published(published + s);
 #pragma unroll
-    for (int q = 0; q < P; ++q) {
-      const std::int64_t col = i0 + q * kColsPerLoad + vc;
-      vv[q] = (vr < p && col < n) ? __ldcg(vcols + vr + col * a.ldu) : T(0);
+      for (int q = 0; q < P; ++q) {
+        const std::int64_t col = i0 + q * kColsPerLoad + vc;
+        vv[q] = (vr < p && col < n) ? __ldcg(vcols + vr + col * a.ldu) : T(0);
+      }
+      tv = i0 + lane < n ? __ldcg(taus + i0 + lane) : T(0);
+    } else {
+      // Read until no entry is the fill: every one is then the producer's (see unpublished).
+      for (;;) {
+        bool ready = true;
+#pragma unroll
+        for (int q = 0; q < P; ++q) {
+          const std::int64_t col = i0 + q * kColsPerLoad + vc;
+          const bool need = vr < p && col < n;
+          vv[q] = need ? load_strong(vpub + vr + col * p) : T(0);
+          ready &= !(need && unpublished(vv[q]));
+        }
+        tv = i0 + lane < n ? load_strong(taus + i0 + lane) : T(0);
+        ready &= !(i0 + lane < n && unpublished(tv));
+        if (__all_sync(0xffffffffu, ready)) break;
+      }
     }
-    const T tv = i0 + lane < n ? __ldcg(taus + i0 + lane) : T(0);
     __syncwarp();  // the previous step's reads of sv and stau are done
 #pragma unroll
     for (int q = 0; q < P; ++q) sv[q * kColsPerLoad + vc][vr] = vv[q];
     stau[lane] = tv;
     rows_arrived();  // also orders the sv and stau stores before the reads below
     // The next step's rows: copied now with two buffers (one chunk), after this step with one
-    // (chunked: waiting here for the chunk before would hold this step up anyway). The check
-    // of `before` below is left from run 4 (copy ahead when the chunk before was done): since
-    // run 7 no instantiation has both, and it folds away; to go at the next device run.
+    // (chunked: waiting here for the chunk before would hold this step up anyway).
     const bool more = s + 1 < producers || t < factor_tiles;
     const std::int64_t next = s + 1 < producers ? i0 + kTile : c0;
-    bool ahead = false;
-    if (more) {
-      int ready = kBuffers > 1;
-      if (kBuffers > 1 && before && lane == 0)
-        ready = load_relaxed(before) >= static_cast<int>(next / kTile) + 1;
-      if (kBuffers > 1 && before) ready = __shfl_sync(0xffffffffu, ready, 0);
-      if (ready) {
-        fetch(srows[(s + 1) % kBuffers], next);
-        ahead = true;
-      }
-    }
+    if (kBuffers > 1 && more) fetch(srows[(s + 1) % kBuffers], next);
 #pragma unroll 8
     for (int i = 0; i < kTile; ++i) {
       T v[P];
@@ -302,9 +347,10 @@ __global__ void __launch_bounds__(kTile, Chunked ? (sizeof(T) == 8 ? 16 : 24) : 
 #pragma unroll
       for (int r = 0; r < P; ++r) u[r] -= v[r] * w;
     }
-    store_rows<Chunked>(a, c0, top, i0, rows);
+    store_rows<Chunked>(a, scols, top, i0, rows);
+    if (kBuffers == 1 && more && a.early_fetch) fetch(srows[0], next);
     stored(i0);
-    if (more && !ahead) fetch(srows[(s + 1) % kBuffers], next);
+    if (kBuffers == 1 && more && !a.early_fetch) fetch(srows[0], next);
   }
 
   T (*const rows)[kTile + 1] = srows[producers % kBuffers];
@@ -387,9 +433,16 @@ __global__ void __launch_bounds__(kTile, Chunked ? (sizeof(T) == 8 ? 16 : 24) : 
       alpha = alpha_next;
     }
     if (c < n) {
-      taus[c] = my_tau;
 #pragma unroll
       for (int r = 0; r < P; ++r) u[r] = su[lane][r] * my_scale;  // v_c
+      if constexpr (Chunked) {
+        taus[c] = my_tau;
+      } else {  // published at once (see unpublished); U gets V below, as the chunked kernel's
+#pragma unroll
+        for (int r = 0; r < P; ++r)
+          if (r < p) store_strong(vpub + c * p + r, u[r]);
+        store_strong(taus + c, my_tau);
+      }
     }
   }
 
@@ -399,12 +452,21 @@ __global__ void __launch_bounds__(kTile, Chunked ? (sizeof(T) == 8 ? 16 : 24) : 
       if (r < p) bottom[r] = u[r];
   }
   if (t < factor_tiles) {
-    release_fence();  // V (U's columns) and tau reach L2 before the flag does
-    __syncwarp();
-    if (lane == 0) atomicExch(published + t, 1);
-    store_rows<Chunked>(a, c0, top, c0, rows);  // this tile's rows of R (and d): the next chunk's only
+    if constexpr (Chunked) {
+      release_fence();  // V (U's columns) and tau reach L2 before the flag does
+      __syncwarp();
+      if (lane == 0) atomicExch(published + t, 1);
+    }
+    store_rows<Chunked>(a, scols, top, c0, rows);  // this tile's rows of R (and d): the next chunk's only
     stored(c0);
   }
+}
+
+/// GPUQR_ADD_EARLY_FETCH=1: the chunked kernel copies the next rows of R before it sets the
+/// flag of the rows it stored (default 0: after). A measurement knob, read per call.
+int early_fetch() {
+  const char* knob = std::getenv("GPUQR_ADD_EARLY_FETCH");
+  return knob != nullptr && std::atoi(knob) != 0 ? 1 : 0;
 }
 
 template <class T, int P, bool Chunked = false>
@@ -421,7 +483,7 @@ void add_rows_chained(detail::ContextImpl& ctx, MatrixView<T> r, MatrixView<T> u
   const std::int64_t n = r.cols(), p = u.rows(), k = d.cols();
   if (n == 0 || p == 0) return;
   const std::int64_t chunks = add_rows_chunks(p);
-  if (flags.size() < add_rows_chained_flags(n, k, p) || tau.size() < chunks * n)
+  if (flags.size() < add_rows_chained_flags(n, k, p) || tau.size() < add_rows_chained_scalars(n, p))
     GPUQR_THROW(InvalidArgument, "add_rows_chained: scratch too small for p = " +
                                      std::to_string(p) + ", n = " + std::to_string(n));
   DeviceGuard guard(ctx.device);
@@ -429,11 +491,15 @@ void add_rows_chained(detail::ContextImpl& ctx, MatrixView<T> r, MatrixView<T> u
   GPUQR_CUDA_CHECK(cudaMemsetAsync(
       flags.data(), 0, static_cast<std::size_t>(add_rows_chained_flags(n, k, p)) * sizeof(int),
       ctx.stream));
+  if (chunks == 1)  // the fill of the published tau and V (see unpublished)
+    GPUQR_CUDA_CHECK(cudaMemsetAsync(
+        tau.data(), 0x7F, static_cast<std::size_t>(add_rows_chained_scalars(n, p)) * sizeof(T),
+        ctx.stream));
   SmallArgs<T> a{r.data(), r.ld(),     u.data(),     u.ld(), k > 0 ? d.data() : nullptr,
                  k > 0 ? d.ld() : 1,   k > 0 ? e.data() : nullptr,
                  k > 0 ? e.ld() : 1,   tau.data(),   flags.data(),
                  n,                    cols,         tiles,
-                 static_cast<int>(p),  static_cast<int>(chunks)};
+                 static_cast<int>(p),  static_cast<int>(chunks), early_fetch()};
   static_assert(kAddRowsChunk == 16, "the launches below cover chunks of up to 16 rows");
   const std::int64_t blocks = chunks * tiles;
   if (p == 1)

@@ -62,6 +62,11 @@ std::vector<double> column_norms(detail::ContextImpl&, MatrixView<const T>) {
   detail::not_compiled("cuda column_norms");
 }
 template <class T>
+std::vector<double> diagonal_and_norms(detail::ContextImpl&, MatrixView<const T>,
+                                       MatrixView<const T>) {
+  detail::not_compiled("cuda diagonal_and_norms");
+}
+template <class T>
 bool all_finite(detail::ContextImpl&, MatrixView<const T>) {
   detail::not_compiled("cuda all_finite");
 }
