@@ -71,7 +71,7 @@ struct SmallArgs {
   std::int64_t tiles;  // ceil(cols / 32): tiles per chunk
   int p;               // rows of U (all chunks)
   int chunks;          // ceil(p / kAddRowsChunk)
-  int early_fetch;     // chunked: the next rows copied before this step's flag (measurement)
+  int publish;         // one chunk: 0 flags, 1 fill and poll V and tau, 2 fill, tau first
 };
 
 /// One chunk: V and tau are published without flags. The launch fills tau's scalars and the
@@ -303,7 +303,7 @@ __global__ void __launch_bounds__(kTile, Chunked ? (sizeof(T) == 8 ? 16 : 24) : 
     const std::int64_t i0 = s * kTile;
     T (*const rows)[kTile + 1] = srows[s % kBuffers];
     T vv[P], tv;
-    if constexpr (Chunked) {
+    if (Chunked || a.publish == 0) {
       wait_published(published + s);
 #pragma unroll
       for (int q = 0; q < P; ++q) {
@@ -313,6 +313,13 @@ __global__ void __launch_bounds__(kTile, Chunked ? (sizeof(T) == 8 ? 16 : 24) : 
       tv = i0 + lane < n ? __ldcg(taus + i0 + lane) : T(0);
     } else {
       // Read until no entry is the fill: every one is then the producer's (see unpublished).
+      // publish 2: the scalars alone until all have come (one load a lane per poll), then V.
+      const bool has_tau = i0 + lane < n;
+      if (a.publish == 2) {
+        do {
+          tv = has_tau ? load_strong(taus + i0 + lane) : T(0);
+        } while (!__all_sync(0xffffffffu, !(has_tau && unpublished(tv))));
+      }
       for (;;) {
         bool ready = true;
 #pragma unroll
@@ -322,8 +329,10 @@ __global__ void __launch_bounds__(kTile, Chunked ? (sizeof(T) == 8 ? 16 : 24) : 
           vv[q] = need ? load_strong(vpub + vr + col * p) : T(0);
           ready &= !(need && unpublished(vv[q]));
         }
-        tv = i0 + lane < n ? load_strong(taus + i0 + lane) : T(0);
-        ready &= !(i0 + lane < n && unpublished(tv));
+        if (a.publish == 1) {
+          tv = has_tau ? load_strong(taus + i0 + lane) : T(0);
+          ready &= !(has_tau && unpublished(tv));
+        }
         if (__all_sync(0xffffffffu, ready)) break;
       }
     }
@@ -348,9 +357,8 @@ __global__ void __launch_bounds__(kTile, Chunked ? (sizeof(T) == 8 ? 16 : 24) : 
       for (int r = 0; r < P; ++r) u[r] -= v[r] * w;
     }
     store_rows<Chunked>(a, scols, top, i0, rows);
-    if (kBuffers == 1 && more && a.early_fetch) fetch(srows[0], next);
     stored(i0);
-    if (kBuffers == 1 && more && !a.early_fetch) fetch(srows[0], next);
+    if (kBuffers == 1 && more) fetch(srows[0], next);
   }
 
   T (*const rows)[kTile + 1] = srows[producers % kBuffers];
@@ -435,7 +443,7 @@ __global__ void __launch_bounds__(kTile, Chunked ? (sizeof(T) == 8 ? 16 : 24) : 
     if (c < n) {
 #pragma unroll
       for (int r = 0; r < P; ++r) u[r] = su[lane][r] * my_scale;  // v_c
-      if constexpr (Chunked) {
+      if (Chunked || a.publish == 0) {
         taus[c] = my_tau;
       } else {  // published at once (see unpublished); U gets V below, as the chunked kernel's
 #pragma unroll
@@ -452,7 +460,7 @@ __global__ void __launch_bounds__(kTile, Chunked ? (sizeof(T) == 8 ? 16 : 24) : 
       if (r < p) bottom[r] = u[r];
   }
   if (t < factor_tiles) {
-    if constexpr (Chunked) {
+    if (Chunked || a.publish == 0) {
       release_fence();  // V (U's columns) and tau reach L2 before the flag does
       __syncwarp();
       if (lane == 0) atomicExch(published + t, 1);
@@ -462,11 +470,12 @@ __global__ void __launch_bounds__(kTile, Chunked ? (sizeof(T) == 8 ? 16 : 24) : 
   }
 }
 
-/// GPUQR_ADD_EARLY_FETCH=1: the chunked kernel copies the next rows of R before it sets the
-/// flag of the rows it stored (default 0: after). A measurement knob, read per call.
-int early_fetch() {
-  const char* knob = std::getenv("GPUQR_ADD_EARLY_FETCH");
-  return knob != nullptr && std::atoi(knob) != 0 ? 1 : 0;
+/// GPUQR_ADD_PUBLISH=0, 1 or 2: how one chunk hands V and tau on (SmallArgs::publish). A
+/// measurement knob, read per call; default 2.
+int publish_mode() {
+  const char* knob = std::getenv("GPUQR_ADD_PUBLISH");
+  const int mode = knob != nullptr && *knob != '\0' ? std::atoi(knob) : 2;
+  return mode >= 0 && mode <= 2 ? mode : 2;
 }
 
 template <class T, int P, bool Chunked = false>
@@ -491,7 +500,8 @@ void add_rows_chained(detail::ContextImpl& ctx, MatrixView<T> r, MatrixView<T> u
   GPUQR_CUDA_CHECK(cudaMemsetAsync(
       flags.data(), 0, static_cast<std::size_t>(add_rows_chained_flags(n, k, p)) * sizeof(int),
       ctx.stream));
-  if (chunks == 1)  // the fill of the published tau and V (see unpublished)
+  const int publish = publish_mode();
+  if (chunks == 1 && publish != 0)  // the fill of the published tau and V (see unpublished)
     GPUQR_CUDA_CHECK(cudaMemsetAsync(
         tau.data(), 0x7F, static_cast<std::size_t>(add_rows_chained_scalars(n, p)) * sizeof(T),
         ctx.stream));
@@ -499,7 +509,7 @@ void add_rows_chained(detail::ContextImpl& ctx, MatrixView<T> r, MatrixView<T> u
                  k > 0 ? d.ld() : 1,   k > 0 ? e.data() : nullptr,
                  k > 0 ? e.ld() : 1,   tau.data(),   flags.data(),
                  n,                    cols,         tiles,
-                 static_cast<int>(p),  static_cast<int>(chunks), early_fetch()};
+                 static_cast<int>(p),  static_cast<int>(chunks), publish};
   static_assert(kAddRowsChunk == 16, "the launches below cover chunks of up to 16 rows");
   const std::int64_t blocks = chunks * tiles;
   if (p == 1)
