@@ -17,10 +17,11 @@ inline constexpr std::int64_t kAddRowsChunk = 16;
 inline constexpr std::int64_t add_rows_chunks(std::int64_t p) {
   return (p + kAddRowsChunk - 1) / kAddRowsChunk;
 }
-/// Entries of add_rows_chained's tau for n columns and p rows: each chunk's n scalars, then,
-/// for one chunk (p <= kAddRowsChunk), p n more of scratch (the CUDA kernel publishes V there).
+/// Entries of add_rows_chained's tau for n columns and p rows: each chunk's n scalars, then as
+/// many of scratch (the CUDA kernel's couplings of pairs of reflectors), then, for one chunk
+/// (p <= kAddRowsChunk), p n more (the CUDA kernel publishes V there).
 inline constexpr std::int64_t add_rows_chained_scalars(std::int64_t n, std::int64_t p) {
-  return add_rows_chunks(p) * n + (p <= kAddRowsChunk ? p * n : 0);
+  return 2 * add_rows_chunks(p) * n + (p <= kAddRowsChunk ? p * n : 0);
 }
 /// Ints of add_rows_chained's flags for n columns of R, k right-hand sides and p rows.
 inline constexpr std::int64_t add_rows_chained_flags(std::int64_t n, std::int64_t k,

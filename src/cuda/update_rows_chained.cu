@@ -72,6 +72,7 @@ struct SmallArgs {
   int p;               // rows of U (all chunks)
   int chunks;          // ceil(p / kAddRowsChunk)
   int publish;         // one chunk: 0 flags, 1 fill and poll V and tau, 2 fill, tau first
+  int pairs;           // apply the reflectors two at a time (measurement knob)
 };
 
 /// One chunk: V and tau are published without flags. The launch fills tau's scalars and the
@@ -226,6 +227,7 @@ __global__ void __launch_bounds__(kTile, Chunked ? (sizeof(T) == 8 ? 16 : 24) : 
   __shared__ __align__(16) T sv[kTile][P];
   T (*const su)[P] = sv;
   __shared__ T stau[kTile];
+  __shared__ T scpl[kTile];  // odd i: v_i . v_(i-1), the coupling of the pair (i - 1, i)
   constexpr int kBuffers = Chunked ? 1 : 2;
   __shared__ T srows[kBuffers][kTile][kTile + 1];  // R's rows being updated: [i][lane]
   __shared__ T* scols[kTile];  // chunked: column c0 + j of [R d] (null past cols), for the copies
@@ -267,7 +269,8 @@ __global__ void __launch_bounds__(kTile, Chunked ? (sizeof(T) == 8 ? 16 : 24) : 
   const T* const dummy = a.u;
   const T* const vcols = a.u + row0;  // this chunk's V, in U's rows row0..
   T* const taus = a.tau + chunk * n;
-  T* const vpub = a.tau + n;  // one chunk: V published here, column c at c p
+  T* const cpls = a.tau + (a.chunks + chunk) * n;  // odd c: v_c . v_(c-1)
+  T* const vpub = a.tau + 2 * n;  // one chunk: V published here, column c at c p
   int* const published = a.flags + 1 + chunk * factor_tiles;
   int* const done_base = a.flags + 1 + a.chunks * factor_tiles;
   // Row block b of this tile's columns of R (and d) is final for the chunk before once that
@@ -302,7 +305,8 @@ __global__ void __launch_bounds__(kTile, Chunked ? (sizeof(T) == 8 ? 16 : 24) : 
   for (std::int64_t s = 0; s < producers; ++s) {
     const std::int64_t i0 = s * kTile;
     T (*const rows)[kTile + 1] = srows[s % kBuffers];
-    T vv[P], tv;
+    T vv[P], tv, cv;
+    const bool has_cpl = (lane & 1) && i0 + lane < n;
     if (Chunked || a.publish == 0) {
       wait_published(published + s);
 #pragma unroll
@@ -311,6 +315,7 @@ __global__ void __launch_bounds__(kTile, Chunked ? (sizeof(T) == 8 ? 16 : 24) : 
         vv[q] = (vr < p && col < n) ? __ldcg(vcols + vr + col * a.ldu) : T(0);
       }
       tv = i0 + lane < n ? __ldcg(taus + i0 + lane) : T(0);
+      cv = has_cpl ? __ldcg(cpls + i0 + lane) : T(0);
     } else {
       // Read until no entry is the fill: every one is then the producer's (see unpublished).
       // publish 2: the scalars alone until all have come (one load a lane per poll), then V.
@@ -333,6 +338,8 @@ __global__ void __launch_bounds__(kTile, Chunked ? (sizeof(T) == 8 ? 16 : 24) : 
           tv = has_tau ? load_strong(taus + i0 + lane) : T(0);
           ready &= !(has_tau && unpublished(tv));
         }
+        cv = has_cpl ? load_strong(cpls + i0 + lane) : T(0);
+        ready &= !(has_cpl && unpublished(cv));
         if (__all_sync(0xffffffffu, ready)) break;
       }
     }
@@ -340,21 +347,43 @@ __global__ void __launch_bounds__(kTile, Chunked ? (sizeof(T) == 8 ? 16 : 24) : 
 #pragma unroll
     for (int q = 0; q < P; ++q) sv[q * kColsPerLoad + vc][vr] = vv[q];
     stau[lane] = tv;
-    rows_arrived();  // also orders the sv and stau stores before the reads below
+    scpl[lane] = cv;
+    rows_arrived();  // also orders the sv, stau and scpl stores before the reads below
     // The next step's rows: copied now with two buffers (one chunk), after this step with one
     // (chunked: waiting here for the chunk before would hold this step up anyway).
     const bool more = s + 1 < producers || t < factor_tiles;
     const std::int64_t next = s + 1 < producers ? i0 + kTile : c0;
     if (kBuffers > 1 && more) fetch(srows[(s + 1) % kBuffers], next);
+    if (a.pairs) {
+      // Two at a time: reflector i + 1 sees u - v_i w_i, so v_(i+1) . u' = v_(i+1) . u -
+      // c w_i with c = v_(i+1) . v_i (published with tau): both dot products at once, and
+      // half the chain per reflector.
+#pragma unroll 4
+      for (int i = 0; i < kTile; i += 2) {
+        T v1[P], v2[P];
+#pragma unroll
+        for (int r = 0; r < P; ++r) v1[r] = sv[i][r];
+#pragma unroll
+        for (int r = 0; r < P; ++r) v2[r] = sv[i + 1][r];
+        const T d1 = dot(rows[i][lane], v1, u), d2 = dot(rows[i + 1][lane], v2, u);
+        const T w1 = stau[i] * d1;
+        const T w2 = stau[i + 1] * fma(-scpl[i + 1], w1, d2);
+        rows[i][lane] -= w1;
+        rows[i + 1][lane] -= w2;
+#pragma unroll
+        for (int r = 0; r < P; ++r) u[r] = fma(-v2[r], w2, fma(-v1[r], w1, u[r]));
+      }
+    } else {
 #pragma unroll 8
-    for (int i = 0; i < kTile; ++i) {
-      T v[P];
+      for (int i = 0; i < kTile; ++i) {
+        T v[P];
 #pragma unroll
-      for (int r = 0; r < P; ++r) v[r] = sv[i][r];
-      const T w = stau[i] * dot(rows[i][lane], v, u);
-      rows[i][lane] -= w;
+        for (int r = 0; r < P; ++r) v[r] = sv[i][r];
+        const T w = stau[i] * dot(rows[i][lane], v, u);
+        rows[i][lane] -= w;
 #pragma unroll
-      for (int r = 0; r < P; ++r) u[r] -= v[r] * w;
+        for (int r = 0; r < P; ++r) u[r] -= v[r] * w;
+      }
     }
     store_rows<Chunked>(a, scols, top, i0, rows);
     stored(i0);
@@ -440,16 +469,25 @@ __global__ void __launch_bounds__(kTile, Chunked ? (sizeof(T) == 8 ? 16 : 24) : 
       rj = rj_next;
       alpha = alpha_next;
     }
+    // v_c, and for odd c the pair's coupling v_c . v_(c-1) (lane c - 1's column, from su).
+    const T prev_scale = __shfl_up_sync(0xffffffffu, my_scale, 1);
+    T cpl = 0;
     if (c < n) {
 #pragma unroll
-      for (int r = 0; r < P; ++r) u[r] = su[lane][r] * my_scale;  // v_c
+      for (int r = 0; r < P; ++r) u[r] = su[lane][r] * my_scale;
+      if (lane & 1) {
+#pragma unroll
+        for (int r = 0; r < P; ++r) cpl = fma(su[lane - 1][r] * prev_scale, u[r], cpl);
+      }
       if (Chunked || a.publish == 0) {
         taus[c] = my_tau;
+        if (lane & 1) cpls[c] = cpl;
       } else {  // published at once (see unpublished); U gets V below, as the chunked kernel's
 #pragma unroll
         for (int r = 0; r < P; ++r)
           if (r < p) store_strong(vpub + c * p + r, u[r]);
         store_strong(taus + c, my_tau);
+        if (lane & 1) store_strong(cpls + c, cpl);
       }
     }
   }
@@ -471,11 +509,17 @@ __global__ void __launch_bounds__(kTile, Chunked ? (sizeof(T) == 8 ? 16 : 24) : 
 }
 
 /// GPUQR_ADD_PUBLISH=0, 1 or 2: how one chunk hands V and tau on (SmallArgs::publish). A
-/// measurement knob, read per call; default 2.
-int publish_mode() {
+/// measurement knob, read per call; default: 2 for p <= 4, 0 above (session 14, run 4: fill
+/// and tau first 5% faster at p = 1, flags 2% faster at p = 16, the same at p = 4).
+int publish_mode(std::int64_t p) {
   const char* knob = std::getenv("GPUQR_ADD_PUBLISH");
-  const int mode = knob != nullptr && *knob != '\0' ? std::atoi(knob) : 2;
-  return mode >= 0 && mode <= 2 ? mode : 2;
+  const int mode = knob != nullptr && *knob != '\0' ? std::atoi(knob) : -1;
+  return mode >= 0 && mode <= 2 ? mode : (p <= 4 ? 2 : 0);
+}
+/// GPUQR_ADD_PAIRS=0 or 1: reflectors applied one or two at a time (default 1).
+int pairs_mode() {
+  const char* knob = std::getenv("GPUQR_ADD_PAIRS");
+  return knob != nullptr && *knob != '\0' && std::atoi(knob) == 0 ? 0 : 1;
 }
 
 template <class T, int P, bool Chunked = false>
@@ -500,7 +544,7 @@ void add_rows_chained(detail::ContextImpl& ctx, MatrixView<T> r, MatrixView<T> u
   GPUQR_CUDA_CHECK(cudaMemsetAsync(
       flags.data(), 0, static_cast<std::size_t>(add_rows_chained_flags(n, k, p)) * sizeof(int),
       ctx.stream));
-  const int publish = publish_mode();
+  const int publish = chunks == 1 ? publish_mode(p) : 0;
   if (chunks == 1 && publish != 0)  // the fill of the published tau and V (see unpublished)
     GPUQR_CUDA_CHECK(cudaMemsetAsync(
         tau.data(), 0x7F, static_cast<std::size_t>(add_rows_chained_scalars(n, p)) * sizeof(T),
@@ -509,7 +553,7 @@ void add_rows_chained(detail::ContextImpl& ctx, MatrixView<T> r, MatrixView<T> u
                  k > 0 ? d.ld() : 1,   k > 0 ? e.data() : nullptr,
                  k > 0 ? e.ld() : 1,   tau.data(),   flags.data(),
                  n,                    cols,         tiles,
-                 static_cast<int>(p),  static_cast<int>(chunks), publish};
+                 static_cast<int>(p),  static_cast<int>(chunks), publish, pairs_mode()};
   static_assert(kAddRowsChunk == 16, "the launches below cover chunks of up to 16 rows");
   const std::int64_t blocks = chunks * tiles;
   if (p == 1)
