@@ -72,7 +72,6 @@ struct SmallArgs {
   int p;               // rows of U (all chunks)
   int chunks;          // ceil(p / kAddRowsChunk)
   int publish;         // one chunk: 0 flags, 1 fill and poll V and tau, 2 fill, tau first
-  int pairs;           // apply the reflectors two at a time (measurement knob)
 };
 
 /// One chunk: V and tau are published without flags. The launch fills tau's scalars and the
@@ -354,10 +353,12 @@ __global__ void __launch_bounds__(kTile, Chunked ? (sizeof(T) == 8 ? 16 : 24) : 
     const bool more = s + 1 < producers || t < factor_tiles;
     const std::int64_t next = s + 1 < producers ? i0 + kTile : c0;
     if (kBuffers > 1 && more) fetch(srows[(s + 1) % kBuffers], next);
-    if (a.pairs) {
-      // Two at a time: reflector i + 1 sees u - v_i w_i, so v_(i+1) . u' = v_(i+1) . u -
-      // c w_i with c = v_(i+1) . v_i (published with tau): both dot products at once, and
-      // half the chain per reflector.
+    // Two at a time: reflector i + 1 sees u - v_i w_i, so v_(i+1) . u' = v_(i+1) . u - c w_i
+    // with c = v_(i+1) . v_i (published with tau): both dot products at once, and half the
+    // chain per reflector. Measured (session 14, run 5) 1-4% faster but in the chunked FP32
+    // kernel (2% slower: its 80 registers), which applies them one at a time.
+    constexpr bool kPairs = !(Chunked && sizeof(T) == 4);
+    if constexpr (kPairs) {
 #pragma unroll 4
       for (int i = 0; i < kTile; i += 2) {
         T v1[P], v2[P];
@@ -423,7 +424,7 @@ __global__ void __launch_bounds__(kTile, Chunked ? (sizeof(T) == 8 ? 16 : 24) : 
       const T alpha_next = __shfl_sync(0xffffffffu, rj_next, jn);
       const T g = dot(T(0), uj, u);  // u_j . u, beside the square root: v . u = scale g
       const T total = alpha * alpha + ssj;
-      T tau, scale, beta;
+      T tau, scale, beta, st;  // st = scale tau = -1 / beta (0 where tau is)
       if (ssj >= SafeRange<T>::small && ssj <= SafeRange<T>::big && total <= SafeRange<T>::big) {
         // beta = -sign(alpha) norm, tau = (beta - alpha) / beta = 1 + |alpha| / norm (in
         // [1, 2]), scale = 1 / (alpha - beta) = sign(alpha) / (norm tau): one reciprocal
@@ -433,11 +434,12 @@ __global__ void __launch_bounds__(kTile, Chunked ? (sizeof(T) == 8 ? 16 : 24) : 
         beta = -(total * sr);
         tau = fma(abs(alpha), r, T(1));
         scale = sr * reciprocal_1_2(tau);
+        st = sr;
       } else {  // warp-uniform: every lane holds lane j's alpha and entries
         T amax = 0;
 #pragma unroll
         for (int r = 0; r < P; ++r) amax = max(amax, abs(uj[r]));
-        tau = 0, scale = 0, beta = alpha;
+        tau = 0, scale = 0, beta = alpha, st = 0;
         if (amax > 0) {
           const T inv = T(1) / amax;
           T sc = 0;
@@ -447,23 +449,28 @@ __global__ void __launch_bounds__(kTile, Chunked ? (sizeof(T) == 8 ? 16 : 24) : 
           beta = alpha >= 0 ? -norm : norm;
           tau = (beta - alpha) / beta;
           scale = T(1) / (alpha - beta);
+          st = T(-1) / beta;
         }
       }
-      // v_j . u. Where u_j . u left the range (over- or underflow, or exactly zero: nothing
-      // to tell them apart), the lane forms it from v_j = scale u_j instead (|v_j| <= 1).
-      T vu = scale * g;
+      // rj + v_j . u. Where u_j . u left the range (over- or underflow, or exactly zero:
+      // nothing to tell them apart), the lane forms v_j . u from v_j = scale u_j instead
+      // (|v_j| <= 1).
+      T t1 = fma(scale, g, rj);
       if (lane > j && valid && !(abs(g) >= SafeRange<T>::small && abs(g) <= SafeRange<T>::big)) {
-        vu = 0;
+        T vu = 0;
 #pragma unroll
         for (int r = 0; r < P; ++r) vu = fma(uj[r] * scale, u[r], vu);
+        t1 = rj + vu;
       }
-      // The columns right of j (d's included) apply H_j: u -= v_j w = u_j (scale w). Lane j
-      // keeps beta and tau; its u is not used again (V's column is in su).
-      const T w = lane > j ? tau * (rj + vu) : T(0);
+      // The columns right of j (d's included) apply H_j: w = tau t1 leaves row j, and u -=
+      // v_j w = u_j (scale w) = u_j (st t1): st, not scale times w, keeps the chain from one
+      // column to the next two operations shorter. Lane j keeps beta and tau; its u is not
+      // used again (V's column is in su).
+      const T w = lane > j ? tau * t1 : T(0);
+      const T sw = lane > j ? st * t1 : T(0);
       rows[j][lane] = lane == j ? beta : rj - w;
       my_tau = lane == j ? tau : my_tau;
       my_scale = lane == j ? scale : my_scale;
-      const T sw = scale * w;
 #pragma unroll
       for (int r = 0; r < P; ++r) u[r] = fma(-uj[r], sw, u[r]);
       rj = rj_next;
@@ -516,11 +523,7 @@ int publish_mode(std::int64_t p) {
   const int mode = knob != nullptr && *knob != '\0' ? std::atoi(knob) : -1;
   return mode >= 0 && mode <= 2 ? mode : (p <= 4 ? 2 : 0);
 }
-/// GPUQR_ADD_PAIRS=0 or 1: reflectors applied one or two at a time (default 1).
-int pairs_mode() {
-  const char* knob = std::getenv("GPUQR_ADD_PAIRS");
-  return knob != nullptr && *knob != '\0' && std::atoi(knob) == 0 ? 0 : 1;
-}
+
 
 template <class T, int P, bool Chunked = false>
 void launch(const SmallArgs<T>& a, std::int64_t tiles, cudaStream_t stream) {
@@ -553,7 +556,7 @@ void add_rows_chained(detail::ContextImpl& ctx, MatrixView<T> r, MatrixView<T> u
                  k > 0 ? d.ld() : 1,   k > 0 ? e.data() : nullptr,
                  k > 0 ? e.ld() : 1,   tau.data(),   flags.data(),
                  n,                    cols,         tiles,
-                 static_cast<int>(p),  static_cast<int>(chunks), publish, pairs_mode()};
+                 static_cast<int>(p),  static_cast<int>(chunks), publish};
   static_assert(kAddRowsChunk == 16, "the launches below cover chunks of up to 16 rows");
   const std::int64_t blocks = chunks * tiles;
   if (p == 1)
