@@ -98,6 +98,45 @@ TEST_P(TrsmFewRhsCuda, MatchesBlasAndIsBackwardStable) {
   }));
 }
 
+// The kernel's tiles hand x on through a copy pre-filled with a signaling NaN that no
+// arithmetic result can equal: NaN and Inf in B, or an exact zero on R's diagonal (x = Inf,
+// then NaN), must come out as NaN or Inf where LAPACK's do, and never hang.
+TEST_P(TrsmFewRhsCuda, NanAndInfPassThroughWithoutHanging) {
+  GPUQR_FOR_PRECISION(([&]<class T>() {
+    Context cpu = Context::cpu();
+    const std::int64_t n = 300;
+    for (std::int64_t k : {1, 3}) {
+      for (int kind = 0; kind < 3; ++kind) {  // 0 NaN in B, 1 Inf in B, 2 zero pivot
+        SCOPED_TRACE("k " + std::to_string(k) + " kind " + std::to_string(kind));
+        Matrix<T> r = random_matrix<T>(n, n, 60 + kind), b = random_matrix<T>(n, k, 61);
+        for (std::int64_t j = 0; j < n; ++j) {
+          for (std::int64_t i = j + 1; i < n; ++i) r(i, j) = T(0);
+          for (std::int64_t i = 0; i < j; ++i) r(i, j) /= T(n);
+          r(j, j) += T(3);
+        }
+        if (kind == 0) b(200, 0) = std::numeric_limits<T>::quiet_NaN();
+        if (kind == 1) b(250, k - 1) = std::numeric_limits<T>::infinity();
+        if (kind == 2) r(150, 150) = T(0);
+        Matrix<T> x_cpu = b.clone();
+        kernels::cpu::trsm<T>(cpu.impl(), Uplo::upper, Op::no_trans, Diag::non_unit,
+                              MatrixView<const T>(r.view()), x_cpu.view());
+        Matrix<T> r_g = to_ctx<T>(ctx(), r.view()), x_g = to_ctx<T>(ctx(), b.view());
+        kernels::cuda::trsm<T>(ctx().impl(), Uplo::upper, Op::no_trans, Diag::non_unit,
+                               MatrixView<const T>(r_g.view()), x_g.view());
+        const Matrix<T> x = to_host(ctx(), x_g);
+        int nonfinite = 0;
+        for (std::int64_t q = 0; q < k; ++q)
+          for (std::int64_t i = 0; i < n; ++i) {
+            const double got = double(x(i, q)), want = double(x_cpu(i, q));
+            EXPECT_EQ(std::isfinite(got), std::isfinite(want)) << "x(" << i << ", " << q << ")";
+            nonfinite += std::isfinite(got) ? 0 : 1;
+          }
+        EXPECT_GT(nonfinite, 0);  // the case did reach the solve
+      }
+    }
+  }));
+}
+
 INSTANTIATE_TEST_SUITE_P(Backends, TrsmFewRhsCuda, cuda_backend_cases(), case_name);
 
 }  // namespace
