@@ -109,9 +109,12 @@ TEST_P(QrUpdateCudaTwins, AddRowsSmallMatches) {
           {3, 97, 0, tiny},
           {4, 1000, 3, 1.0},
           {2, 300, 1, huge},
+          {8, 100, 1, 1.0},
+          // Chunks as a wavefront (p > 8: two of 8 rows up to 16, of 16 above): the last chunk
+          // full or partial, many chunks on a few tiles, few on many, d's tiles waiting on
+          // the chunk before too.
           {9, 640, 33, 1.0},
-          // Chunks of 16 rows as a wavefront (p > 16): the last chunk full or partial, many
-          // chunks on a few tiles, few on many, d's tiles waiting on the chunk before too.
+          {13, 200, 2, huge},
           {17, 70, 1, 1.0},
           {32, 33, 0, 1.0},
           {100, 64, 3, 1.0},

@@ -10,18 +10,24 @@
 #include "src/core/context_impl.hpp"
 
 namespace gpuqr::kernels {
-/// add_rows_chained reduces U by chunks of this many rows, one after the other (its CUDA kernel
-/// keeps a column's entries of one chunk in registers).
+/// add_rows_chained reduces U by chunks of at most this many rows, one after the other (its
+/// CUDA kernel keeps a column's entries of one chunk in registers).
 inline constexpr std::int64_t kAddRowsChunk = 16;
+/// Rows of add_rows_chained's chunks for p rows (the last may have fewer): p itself up to 8
+/// (one chunk), 8 up to 16 (two chunks: on CUDA the second runs one tile behind the first, and
+/// a tile's chain of column steps is shorter with 8 rows than with 16), 16 above.
+inline constexpr std::int64_t add_rows_chunk_rows(std::int64_t p) {
+  return p <= 8 ? (p > 0 ? p : 1) : (p <= kAddRowsChunk ? 8 : kAddRowsChunk);
+}
 /// Chunks of add_rows_chained for p rows.
 inline constexpr std::int64_t add_rows_chunks(std::int64_t p) {
-  return (p + kAddRowsChunk - 1) / kAddRowsChunk;
+  return (p + add_rows_chunk_rows(p) - 1) / add_rows_chunk_rows(p);
 }
 /// Entries of add_rows_chained's tau for n columns and p rows: each chunk's n scalars, then as
-/// many of scratch (the CUDA kernel's couplings of pairs of reflectors), then, for one chunk
-/// (p <= kAddRowsChunk), p n more (the CUDA kernel publishes V there).
+/// many of scratch (the CUDA kernel's couplings of pairs of reflectors), then, for one chunk,
+/// p n more (the CUDA kernel publishes V there).
 inline constexpr std::int64_t add_rows_chained_scalars(std::int64_t n, std::int64_t p) {
-  return 2 * add_rows_chunks(p) * n + (p <= kAddRowsChunk ? p * n : 0);
+  return 2 * add_rows_chunks(p) * n + (add_rows_chunks(p) == 1 ? p * n : 0);
 }
 /// Ints of add_rows_chained's flags for n columns of R, k right-hand sides and p rows.
 inline constexpr std::int64_t add_rows_chained_flags(std::int64_t n, std::int64_t k,
@@ -31,8 +37,8 @@ inline constexpr std::int64_t add_rows_chained_flags(std::int64_t n, std::int64_
 }  // namespace gpuqr::kernels
 
 #define GPUQR_DECLARE_UPDATE_KERNELS                                                          \
-  /* Adds p rows without blocking, by chunks of kAddRowsChunk rows in order (chunk c: rows  \
-     c kAddRowsChunk ..): per chunk the n reflectors H_i = I - tau_i [e_i; v_i] [e_i; v_i]^T \
+  /* Adds p rows without blocking, by chunks of add_rows_chunk_rows(p) rows in order       \
+     (chunk c: rows c add_rows_chunk_rows(p) ..): per chunk the n reflectors H_i = I - tau_i [e_i; v_i] [e_i; v_i]^T \
      (v_i: the chunk's entries) that zero the chunk's rows of U (p x n) against R's diagonal \
      (n x n upper) are applied in order to R's row i, to the chunk's rows of U and to the    \
      right-hand sides [d; e] (d n x k, e p x k). On return R and d hold the updated values,  \

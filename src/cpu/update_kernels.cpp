@@ -104,8 +104,9 @@ template <class T>
 void add_rows_chained(detail::ContextImpl&, MatrixView<T> r, MatrixView<T> u, MatrixView<T> d,
                       MatrixView<T> e, VectorView<T> tau, VectorView<int>) {
   const std::int64_t n = r.cols(), p = u.rows(), k = d.cols();
-  for (std::int64_t c = 0; c * kAddRowsChunk < p; ++c) {
-    const std::int64_t row0 = c * kAddRowsChunk, rows = std::min(kAddRowsChunk, p - row0);
+  const std::int64_t chunk = add_rows_chunk_rows(p);
+  for (std::int64_t c = 0; c * chunk < p; ++c) {
+    const std::int64_t row0 = c * chunk, rows = std::min(chunk, p - row0);
     add_rows_chunk<T>(r, u.block(row0, 0, rows, n), d, k > 0 ? e.block(row0, 0, rows, k) : e,
                       tau.data() + c * n);
   }

@@ -1,5 +1,6 @@
 // CUDA backend of add_rows_chained (src/core/update_kernels.hpp): the whole reduction of p
-// added rows into R, and into d, in ONE launch, by chunks of kAddRowsChunk = 16 rows.
+// added rows into R, and into d, in ONE launch, by chunks of add_rows_chunk_rows(p) rows (p
+// itself up to 8, 8 up to 16, 16 above).
 //
 // A chunk's update is n reflectors of length p + 1, H_i = I - tau_i [e_i; v_i] [e_i; v_i]^T
 // acting on row i of R and on the chunk's rows of U: cheap arithmetic (2 p n^2 flops) but a
@@ -70,7 +71,8 @@ struct SmallArgs {
   std::int64_t cols;   // n + k
   std::int64_t tiles;  // ceil(cols / 32): tiles per chunk
   int p;               // rows of U (all chunks)
-  int chunks;          // ceil(p / kAddRowsChunk)
+  int chunk_rows;      // add_rows_chunk_rows(p): P at most
+  int chunks;          // ceil(p / chunk_rows)
   int publish;         // one chunk: 0 flags, 1 fill and poll V and tau, 2 fill, tau first
 };
 
@@ -227,7 +229,9 @@ __global__ void __launch_bounds__(kTile, Chunked ? (sizeof(T) == 8 ? 16 : 24) : 
   T (*const su)[P] = sv;
   __shared__ T stau[kTile];
   __shared__ T scpl[kTile];  // odd i: v_i . v_(i-1), the coupling of the pair (i - 1, i)
-  constexpr int kBuffers = Chunked ? 1 : 2;
+  // Two buffers of R's rows (the next step's copied while this one runs) but in the chunked
+  // kernel of 16-row chunks, where one lets 16 warps (FP64) fit an SM.
+  constexpr int kBuffers = Chunked && P == 16 ? 1 : 2;
   __shared__ T srows[kBuffers][kTile][kTile + 1];  // R's rows being updated: [i][lane]
   __shared__ T* scols[kTile];  // chunked: column c0 + j of [R d] (null past cols), for the copies
   const int lane = threadIdx.x;
@@ -256,8 +260,8 @@ __global__ void __launch_bounds__(kTile, Chunked ? (sizeof(T) == 8 ? 16 : 24) : 
   const std::int64_t t = __shfl_sync(0xffffffffu, ticket, 0);
   const std::int64_t c0 = t * kTile, c = c0 + lane;
   const bool valid = c < a.cols;
-  const int row0 = chunk * static_cast<int>(kAddRowsChunk);
-  const int p = min(a.p - row0, static_cast<int>(kAddRowsChunk));  // this chunk's rows
+  const int row0 = chunk * a.chunk_rows;
+  const int p = min(a.p - row0, a.chunk_rows);  // this chunk's rows
   const std::int64_t n = a.n, factor_tiles = (n + kTile - 1) / kTile;
   T* const bottom = valid ? bottom_col(a, c) + row0 : nullptr;
   T* const top = valid ? top_col(a, c) : nullptr;
@@ -352,12 +356,29 @@ __global__ void __launch_bounds__(kTile, Chunked ? (sizeof(T) == 8 ? 16 : 24) : 
     // (chunked: waiting here for the chunk before would hold this step up anyway).
     const bool more = s + 1 < producers || t < factor_tiles;
     const std::int64_t next = s + 1 < producers ? i0 + kTile : c0;
-    if (kBuffers > 1 && more) fetch(srows[(s + 1) % kBuffers], next);
+    // With two buffers the chunk before may not have stored the next rows yet: then they are
+    // copied after this step, not waited for here.
+    bool ahead = false;
+    if (kBuffers > 1 && more) {
+      if (before) {
+        int ready = 0;
+        if (lane == 0) ready = load_relaxed(before) >= static_cast<int>(next / kTile) + 1;
+        ahead = __shfl_sync(0xffffffffu, ready, 0) != 0;
+        if (ahead) {
+          if (lane == 0) release_fence();  // after the relaxed load that saw the flag: acquire
+          __syncwarp();                    // and the other lanes' copies after it
+          fetch_rows<Chunked>(srows[(s + 1) % kBuffers], a, scols, top, dummy, next);
+        }
+      } else {
+        fetch(srows[(s + 1) % kBuffers], next);
+        ahead = true;
+      }
+    }
     // Two at a time: reflector i + 1 sees u - v_i w_i, so v_(i+1) . u' = v_(i+1) . u - c w_i
     // with c = v_(i+1) . v_i (published with tau): both dot products at once, and half the
     // chain per reflector. Measured (session 14, run 5) 1-4% faster but in the chunked FP32
     // kernel (2% slower: its 80 registers), which applies them one at a time.
-    constexpr bool kPairs = !(Chunked && sizeof(T) == 4);
+    constexpr bool kPairs = !(Chunked && P == 16 && sizeof(T) == 4);
     if constexpr (kPairs) {
 #pragma unroll 4
       for (int i = 0; i < kTile; i += 2) {
@@ -388,7 +409,7 @@ __global__ void __launch_bounds__(kTile, Chunked ? (sizeof(T) == 8 ? 16 : 24) : 
     }
     store_rows<Chunked>(a, scols, top, i0, rows);
     stored(i0);
-    if (kBuffers == 1 && more) fetch(srows[0], next);
+    if (more && !ahead) fetch(srows[(s + 1) % kBuffers], next);
   }
 
   T (*const rows)[kTile + 1] = srows[producers % kBuffers];
@@ -556,8 +577,10 @@ void add_rows_chained(detail::ContextImpl& ctx, MatrixView<T> r, MatrixView<T> u
                  k > 0 ? d.ld() : 1,   k > 0 ? e.data() : nullptr,
                  k > 0 ? e.ld() : 1,   tau.data(),   flags.data(),
                  n,                    cols,         tiles,
-                 static_cast<int>(p),  static_cast<int>(chunks), publish};
-  static_assert(kAddRowsChunk == 16, "the launches below cover chunks of up to 16 rows");
+                 static_cast<int>(p),  static_cast<int>(add_rows_chunk_rows(p)),
+                 static_cast<int>(chunks), publish};
+  static_assert(kAddRowsChunk == 16 && add_rows_chunk_rows(16) == 8,
+                "the launches below cover chunks of 8 rows up to p = 16, of 16 above");
   const std::int64_t blocks = chunks * tiles;
   if (p == 1)
     launch<T, 1>(a, blocks, ctx.stream);
@@ -568,7 +591,7 @@ void add_rows_chained(detail::ContextImpl& ctx, MatrixView<T> r, MatrixView<T> u
   else if (p <= 8)
     launch<T, 8>(a, blocks, ctx.stream);
   else if (p <= 16)
-    launch<T, 16>(a, blocks, ctx.stream);
+    launch<T, 8, true>(a, blocks, ctx.stream);  // chunks of 8 rows
   else
     launch<T, 16, true>(a, blocks, ctx.stream);
   GPUQR_CUDA_CHECK_LAUNCH(ctx.stream);
