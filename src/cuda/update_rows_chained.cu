@@ -24,8 +24,15 @@
 // Chunks: chunk c's reflector i needs row i of R as chunk c - 1 left it, and nothing else of
 // the chunks before, so the chunks run as a wavefront: warp (c, t) reads a block of 32 rows
 // of R once warp (c - 1, t) has stored it (a count of blocks stored per warp, the second set
-// of flags), and the last chunk finishes about p / 16 tile steps after the first. With one
-// chunk (p <= 16) nobody waits for R's rows: they are written after the flag, off the chain.
+// of flags), and the last chunk finishes about one tile step per chunk after the first. With
+// one chunk (p <= 8) nobody waits for R's rows: they are written after the flag, off the
+// chain. 9 to 16 rows go as two chunks of 8, not one of 16: the second runs about one tile
+// behind the first, and a tile's column steps are shorter with 8 rows a lane than with 16
+// (session 14, run 9: FP64 8000 x 3000 + 16 rows, update 1.34 -> 1.23 ms).
+//
+// Reflectors are applied two at a time (but in the chunked FP32 kernel of 16 rows): the
+// second sees u - v_i w_i, so its product v_(i+1) . u' = v_(i+1) . u - c w_i with the pair's
+// coupling c = v_(i+1) . v_i, which the producer publishes with tau.
 //
 // A column step: every lane sums its own squares; lane j's sum and alpha reach the other
 // lanes by shuffles, its p entries through shared memory (where they stay, unscaled, as V's
@@ -215,11 +222,12 @@ __device__ __forceinline__ float reciprocal_1_2(float x) {
   return fmaf(fmaf(-x, y, 1.0f), y, y);
 }
 
-/// Chunked: p > 16 (P = 16); otherwise one chunk and no hand-off of R's rows.
-/// The chunked kernel keeps one buffer of R's rows (the next step's are copied after this
-/// one's are stored) and at most 128 registers in FP64 (80 in FP32), so that 16 warps fit an
-/// SM (10 with two buffers; FP32 24, was 19): with many chunks the warps' own work, not the
-/// chain, bounds it (session 13, runs 6 and 7; 96 registers in FP64 spilled and lost, run 8).
+/// Chunked: p > 8 (P = 8 up to 16 rows, 16 above); otherwise one chunk and no hand-off of R's
+/// rows. The chunked kernel of 16-row chunks keeps one buffer of R's rows (the next step's are
+/// copied after this one's are stored) and at most 128 registers in FP64 (80 in FP32), so that
+/// 16 warps fit an SM (10 with two buffers; FP32 24, was 19): with many chunks the warps' own
+/// work, not the chain, bounds it (session 13, runs 6 and 7; 96 registers in FP64 spilled and
+/// lost, run 8).
 template <class T, int P, bool Chunked>
 __global__ void __launch_bounds__(kTile, Chunked ? (sizeof(T) == 8 ? 16 : 24) : 1)
     add_rows_chained_kernel(SmallArgs<T> a) {
