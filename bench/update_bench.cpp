@@ -151,7 +151,8 @@ Timed time_update(const Context& ctx, const Case& c, const Matrix<T>& a, const M
       if (profile && r == repeat && !split) gpuqr::bench::profiler_range(false);
 #endif
       (void)profile;
-      if (r > 0 && !split) times.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
+      if (r > 0 && !split)
+        times.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
       if (r > 0 && split) {
         adds.push_back(std::chrono::duration<double, std::milli>(tm - t0).count());
         solves.push_back(std::chrono::duration<double, std::milli>(t1 - tm).count());
@@ -251,8 +252,7 @@ int main(int argc, char** argv) {
         return 2;
       }
       o.case_m = m, o.case_n = n, o.case_p = p;
-    }
-    else if (arg == "--add-q") {
+    } else if (arg == "--add-q") {
       const std::string q = value();
       o.add_q = q == "full" ? UpdateQ::full : (q == "thin" ? UpdateQ::thin : UpdateQ::none);
     } else {

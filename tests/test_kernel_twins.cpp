@@ -484,8 +484,10 @@ TEST_P(KernelTwins, DiagonalAndNormsMatchesTheTwoReadBacks) {
       const MatrixView<const T> b_cpu = MatrixView<const T>(a.view()).block(23, 0, rows, 23);
       const MatrixView<const T> r_gpu = MatrixView<const T>(a_gpu.view()).block(0, 0, 23, 23);
       const MatrixView<const T> b_gpu = MatrixView<const T>(a_gpu.view()).block(23, 0, rows, 23);
-      const std::vector<double> want = kernels::cpu::diagonal_and_norms<T>(cpu.impl(), r_cpu, b_cpu);
-      const std::vector<double> got = kernels::cuda::diagonal_and_norms<T>(ctx().impl(), r_gpu, b_gpu);
+      const std::vector<double> want =
+          kernels::cpu::diagonal_and_norms<T>(cpu.impl(), r_cpu, b_cpu);
+      const std::vector<double> got =
+          kernels::cuda::diagonal_and_norms<T>(ctx().impl(), r_gpu, b_gpu);
       std::vector<double> apart = kernels::cuda::abs_diagonal<T>(ctx().impl(), r_gpu);
       const std::vector<double> norms = kernels::cuda::column_norms<T>(ctx().impl(), b_gpu);
       apart.insert(apart.end(), norms.begin(), norms.end());

@@ -156,7 +156,8 @@ TEST_P(QrUpdateCudaTwins, AddRowsSmallMatches) {
       const double tol = bound<T>(10 * n * p);
       EXPECT_LT(entry_diff(to_host(ctx(), r_g), r), tol);
       EXPECT_LT(entry_diff(to_host(ctx(), u_g), u), tol);
-      EXPECT_LT(entry_diff(lead(to_host(ctx(), tau_g), chunks * n, 1), lead(tau, chunks * n, 1)), tol);
+      EXPECT_LT(entry_diff(lead(to_host(ctx(), tau_g), chunks * n, 1), lead(tau, chunks * n, 1)),
+                tol);
       if (k > 0) {
         EXPECT_LT(entry_diff(to_host(ctx(), d_g), d), tol);
         EXPECT_LT(entry_diff(to_host(ctx(), e_g), e), tol);

@@ -29,15 +29,15 @@
   /* ||a(:, j)||_2 for each column, returned to the host (synchronizes). */                  \
   template <class T>                                                                         \
   std::vector<double> column_norms(detail::ContextImpl& ctx, MatrixView<const T> a);         \
-  /* abs_diagonal(a), then column_norms(b), in one return to the host (one synchronization). */ \
+  /* abs_diagonal(a), then column_norms(b), in one return to the host (synchronizes). */     \
   template <class T>                                                                         \
   std::vector<double> diagonal_and_norms(detail::ContextImpl& ctx, MatrixView<const T> a,    \
                                          MatrixView<const T> b);                             \
   /* True when no entry is NaN or Inf (synchronizes). */                                     \
   template <class T>                                                                         \
   bool all_finite(detail::ContextImpl& ctx, MatrixView<const T> a);                          \
-  /* dst := src (copy), or src's upper trapezoid with zeros below (copy_upper); same     \
-     shapes, both in the backend's memory space. */                                         \
+  /* dst := src (copy), or src's upper trapezoid with zeros below (copy_upper); same         \
+     shapes, both in the backend's memory space. */                                          \
   template <class T>                                                                         \
   void copy(detail::ContextImpl& ctx, MatrixView<const T> src, MatrixView<T> dst);           \
   template <class T>                                                                         \
@@ -47,7 +47,7 @@
   void fill(detail::ContextImpl& ctx, MatrixView<T> a, T value);
 
 // Explicit instantiations, written inside a backend namespace.
-#define GPUQR_INSTANTIATE_DENSE_KERNELS(T)                                                                 \
+#define GPUQR_INSTANTIATE_DENSE_KERNELS(T)                                                   \
   template void geqrf<T>(detail::ContextImpl&, MatrixView<T>, VectorView<T>);                \
   template void orgqr<T>(detail::ContextImpl&, std::int64_t, MatrixView<T>,                  \
                          VectorView<const T>);                                               \
@@ -57,8 +57,8 @@
                         MatrixView<T>);                                                      \
   template std::vector<double> abs_diagonal<T>(detail::ContextImpl&, MatrixView<const T>);   \
   template std::vector<double> column_norms<T>(detail::ContextImpl&, MatrixView<const T>);   \
-  template std::vector<double> diagonal_and_norms<T>(detail::ContextImpl&, MatrixView<const T>, \
-                                                     MatrixView<const T>);                   \
+  template std::vector<double> diagonal_and_norms<T>(detail::ContextImpl&,                   \
+                                                     MatrixView<const T>, MatrixView<const T>); \
   template bool all_finite<T>(detail::ContextImpl&, MatrixView<const T>);                    \
   template void copy<T>(detail::ContextImpl&, MatrixView<const T>, MatrixView<T>);           \
   template void copy_upper<T>(detail::ContextImpl&, MatrixView<const T>, MatrixView<T>);     \
