@@ -47,6 +47,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdlib>
 #include <string>
 
@@ -81,6 +82,7 @@ struct SmallArgs {
   int chunk_rows;      // add_rows_chunk_rows(p): P at most
   int chunks;          // ceil(p / chunk_rows)
   int publish;         // one chunk: 0 flags, 1 fill and poll V and tau, 2 fill, tau first
+  int l2hint;          // chunked: R's rows stored with an L2 evict-last policy
 };
 
 /// One chunk: V and tau are published without flags. The launch fills tau's scalars and the
@@ -159,6 +161,17 @@ __device__ __forceinline__ void rows_arrived() {
   asm volatile("cp.async.wait_group 0;\n" ::: "memory");
   __syncwarp();
 }
+__device__ __forceinline__ void store_evict_last(double* p, double v, std::uint64_t policy) {
+  asm volatile("st.global.L2::cache_hint.f64 [%0], %1, %2;" ::"l"(__cvta_generic_to_global(p)),
+               "d"(v), "l"(policy)
+               : "memory");
+}
+__device__ __forceinline__ void store_evict_last(float* p, float v, std::uint64_t policy) {
+  asm volatile("st.global.L2::cache_hint.f32 [%0], %1, %2;" ::"l"(__cvta_generic_to_global(p)),
+               "f"(v), "l"(policy)
+               : "memory");
+}
+
 /// The inverse of fetch_rows (the rows that exist).
 template <bool Coalesced, class T>
 __device__ __forceinline__ void store_rows(const SmallArgs<T>& a, T* const* cols, T* top,
@@ -167,6 +180,17 @@ __device__ __forceinline__ void store_rows(const SmallArgs<T>& a, T* const* cols
   const int lane = threadIdx.x;
   if constexpr (Coalesced) {
     if (row0 + lane >= a.n) return;
+    if (a.l2hint) {
+      // Kept in L2 ahead of other lines: the next chunk's warp reads these rows soon after.
+      std::uint64_t policy;
+      asm("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(policy));
+#pragma unroll 8
+      for (int j = 0; j < kTile; ++j) {
+        T* const col = cols[j];
+        if (col != nullptr) store_evict_last(col + row0 + lane, rows[lane][j], policy);
+      }
+      return;
+    }
 #pragma unroll 8
     for (int j = 0; j < kTile; ++j) {
       T* const col = cols[j];
@@ -554,6 +578,13 @@ int publish_mode(std::int64_t p) {
 }
 
 
+/// GPUQR_ADD_L2HINT=0 or 1: the chunked kernel stores R's rows with an L2 evict-last policy
+/// (default 1). A measurement knob, read per call.
+int l2_hint() {
+  const char* knob = std::getenv("GPUQR_ADD_L2HINT");
+  return knob != nullptr && *knob != '\0' && std::atoi(knob) == 0 ? 0 : 1;
+}
+
 template <class T, int P, bool Chunked = false>
 void launch(const SmallArgs<T>& a, std::int64_t tiles, cudaStream_t stream) {
   add_rows_chained_kernel<T, P, Chunked><<<static_cast<unsigned>(tiles), kTile, 0, stream>>>(a);
@@ -586,7 +617,7 @@ void add_rows_chained(detail::ContextImpl& ctx, MatrixView<T> r, MatrixView<T> u
                  k > 0 ? e.ld() : 1,   tau.data(),   flags.data(),
                  n,                    cols,         tiles,
                  static_cast<int>(p),  static_cast<int>(add_rows_chunk_rows(p)),
-                 static_cast<int>(chunks), publish};
+                 static_cast<int>(chunks), publish, l2_hint()};
   static_assert(kAddRowsChunk == 16 && add_rows_chunk_rows(16) == 8,
                 "the launches below cover chunks of 8 rows up to p = 16, of 16 above");
   const std::int64_t blocks = chunks * tiles;
