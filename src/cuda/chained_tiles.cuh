@@ -19,6 +19,26 @@ __device__ __forceinline__ int load_acquire(const int* p) {
   return v;
 }
 
+/// Strong (relaxed, GPU scope) loads and stores of a value that is its own flag: the kernels
+/// that hand values on through a fill value no result can take (update_rows_chained.cu's one
+/// chunk, trsm_few_rhs.cu) poll these until the fill is gone. Never a stale L1 line.
+__device__ __forceinline__ double load_strong(const double* p) {
+  double v;
+  asm volatile("ld.relaxed.gpu.f64 %0, [%1];" : "=d"(v) : "l"(p));
+  return v;
+}
+__device__ __forceinline__ float load_strong(const float* p) {
+  float v;
+  asm volatile("ld.relaxed.gpu.f32 %0, [%1];" : "=f"(v) : "l"(p));
+  return v;
+}
+__device__ __forceinline__ void store_strong(double* p, double v) {
+  asm volatile("st.relaxed.gpu.f64 [%0], %1;" ::"l"(p), "d"(v));
+}
+__device__ __forceinline__ void store_strong(float* p, float v) {
+  asm volatile("st.relaxed.gpu.f32 [%0], %1;" ::"l"(p), "f"(v));
+}
+
 /// Orders the calling thread's writes before its (and, after a __syncwarp, its warp's) next
 /// flag store, as seen by a consumer's acquire load: fence.acq_rel (MEMBAR.ALL.GPU), not the
 /// sequentially consistent __threadfence() (MEMBAR.SC.GPU), which a release does not need.

@@ -48,22 +48,6 @@ __device__ __forceinline__ bool is_fill(double x) {
   return __double_as_longlong(x) == static_cast<long long>(0x7FF000000000BAD1ULL);
 }
 __device__ __forceinline__ bool is_fill(float x) { return __float_as_uint(x) == 0x7F80BAD1u; }
-__device__ __forceinline__ double load_strong(const double* p) {
-  double v;
-  asm volatile("ld.relaxed.gpu.f64 %0, [%1];" : "=d"(v) : "l"(p) : "memory");
-  return v;
-}
-__device__ __forceinline__ float load_strong(const float* p) {
-  float v;
-  asm volatile("ld.relaxed.gpu.f32 %0, [%1];" : "=f"(v) : "l"(p) : "memory");
-  return v;
-}
-__device__ __forceinline__ void store_strong(double* p, double v) {
-  asm volatile("st.relaxed.gpu.f64 [%0], %1;" ::"l"(p), "d"(v));
-}
-__device__ __forceinline__ void store_strong(float* p, float v) {
-  asm volatile("st.relaxed.gpu.f32 [%0], %1;" ::"l"(p), "f"(v));
-}
 
 /// The ticket to zero and the published x to kFill (bit patterns: no arithmetic on them).
 template <class T>

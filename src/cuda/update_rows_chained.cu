@@ -94,22 +94,6 @@ __device__ __forceinline__ bool unpublished(double x) {
   return __double_as_longlong(x) == 0x7F7F7F7F7F7F7F7FLL;
 }
 __device__ __forceinline__ bool unpublished(float x) { return __float_as_int(x) == 0x7F7F7F7F; }
-__device__ __forceinline__ double load_strong(const double* p) {
-  double v;
-  asm volatile("ld.relaxed.gpu.f64 %0, [%1];" : "=d"(v) : "l"(p));
-  return v;
-}
-__device__ __forceinline__ float load_strong(const float* p) {
-  float v;
-  asm volatile("ld.relaxed.gpu.f32 %0, [%1];" : "=f"(v) : "l"(p));
-  return v;
-}
-__device__ __forceinline__ void store_strong(double* p, double v) {
-  asm volatile("st.relaxed.gpu.f64 [%0], %1;" ::"l"(p), "d"(v));
-}
-__device__ __forceinline__ void store_strong(float* p, float v) {
-  asm volatile("st.relaxed.gpu.f32 [%0], %1;" ::"l"(p), "f"(v));
-}
 
 /// Column c of the augmented top [R d] / bottom [U e].
 template <class T>
