@@ -267,8 +267,7 @@ UpdateInfo UpdatableQR<T>::add_rows(std::int64_t k, MatrixView<const T> u,
     VectorView<T> tau_all = scratch.vector<T>(kernels::add_rows_chained_scalars(n, p));
     VectorView<int> flags = scratch.vector<int>(chain_flags);
     GPUQR_DISPATCH(ctx_, add_rows_chained, r, uu, d.block(0, 0, n, nrhs), e_rows, tau_all, flags);
-    // The flags' memset, (one chunk) the published scalars' fill, and the kernel.
-    launches += kernels::add_rows_chunks(p) == 1 ? 3 : 2;
+    launches += kernels::add_rows_chained_launches(p);
     info.blocks = 1;
   }
   for (std::int64_t j = 0; j < (chained ? 0 : n); j += nb) {

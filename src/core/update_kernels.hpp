@@ -29,6 +29,14 @@ inline constexpr std::int64_t add_rows_chunks(std::int64_t p) {
 inline constexpr std::int64_t add_rows_chained_scalars(std::int64_t n, std::int64_t p) {
   return 2 * add_rows_chunks(p) * n + (add_rows_chunks(p) == 1 ? p * n : 0);
 }
+/// One chunk of at most this many rows hands V and tau on through a fill value on CUDA (no
+/// flags; more rows: flags, measured faster at 16, the same at 4: session 14, run 4).
+inline constexpr std::int64_t kAddRowsFillRows = 4;
+/// Device operations add_rows_chained enqueues on CUDA for p rows: the flags' memset, the
+/// fill (one chunk of at most kAddRowsFillRows rows) and the kernel.
+inline constexpr std::int64_t add_rows_chained_launches(std::int64_t p) {
+  return add_rows_chunks(p) == 1 && p <= kAddRowsFillRows ? 3 : 2;
+}
 /// Ints of add_rows_chained's flags for n columns of R, k right-hand sides and p rows.
 inline constexpr std::int64_t add_rows_chained_flags(std::int64_t n, std::int64_t k,
                                                      std::int64_t p) {

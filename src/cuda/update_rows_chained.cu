@@ -553,12 +553,13 @@ __global__ void __launch_bounds__(kTile, Chunked ? (sizeof(T) == 8 ? 16 : 24) : 
 }
 
 /// GPUQR_ADD_PUBLISH=0, 1 or 2: how one chunk hands V and tau on (SmallArgs::publish). A
-/// measurement knob, read per call; default: 2 for p <= 4, 0 above (session 14, run 4: fill
-/// and tau first 5% faster at p = 1, flags 2% faster at p = 16, the same at p = 4).
+/// measurement knob, read per call; default: 2 up to kAddRowsFillRows rows, 0 above (session
+/// 14, run 4: fill and tau first 5% faster at p = 1, flags 2% faster at p = 16, the same at
+/// p = 4).
 int publish_mode(std::int64_t p) {
   const char* knob = std::getenv("GPUQR_ADD_PUBLISH");
   const int mode = knob != nullptr && *knob != '\0' ? std::atoi(knob) : -1;
-  return mode >= 0 && mode <= 2 ? mode : (p <= 4 ? 2 : 0);
+  return mode >= 0 && mode <= 2 ? mode : (p <= kAddRowsFillRows ? 2 : 0);
 }
 
 
