@@ -73,6 +73,30 @@ TEST_P(BlockedQR, GeqrfAndOrgqrAcrossBlockSizes) {
   }));
 }
 
+// Panels too tall for the fused panel kernels (on CUDA: the AH panel with its status read
+// back, and the driver enqueueing the trailing update before the next panel): geqrf and
+// orgqr meet the bounds on random, graded and rank-deficient inputs (the last makes the AH
+// panel decline, so cuSOLVER's geqrf takes those panels).
+TEST_P(BlockedQR, PanelsTooTallForTheFusedKernels) {
+  GPUQR_FOR_PRECISION(([&]<class T>() {
+    std::uint64_t seed = 560;
+    const std::int64_t m = 300001, n = 40;
+    for (MatrixKind kind : {MatrixKind::random, MatrixKind::graded, MatrixKind::rank_deficient}) {
+      SCOPED_TRACE(std::to_string(m) + "x" + std::to_string(n) + " " + to_string(kind));
+      const Matrix<T> a = make_matrix<T>(kind, m, n, seed++);
+      Matrix<T> q = to_ctx<T>(ctx(), a.view());
+      Matrix<T> tau(n, 1, q.space(), q.device());
+      detail::blocked_geqrf<T>(ctx(), q.view(), vec(tau));
+      const Matrix<T> r = upper_r(to_host(ctx(), q), n);
+      detail::blocked_orgqr<T>(ctx(), n, q.view(), VectorView<const T>(vec(tau)));
+      const Matrix<T> qh = to_host(ctx(), q);
+      EXPECT_LT(track("backward error", accuracy::qr_backward_error<T>(a.view(), qh.view(), r.view())),
+                kBound);
+      EXPECT_LT(track("orthogonality", accuracy::orthogonality<T>(qh.view())), kBound);
+    }
+  }));
+}
+
 TEST_P(BlockedQR, GramBasedPanelsStayAccurate) {
   // On CUDA every panel with h >= 2b first goes to the AH panel (QRF-AH from the Gram
   // matrix), which either factors it or leaves it to the Householder kernel; the result must

@@ -12,6 +12,10 @@
 #define GPUQR_DECLARE_BLOCKED_KERNELS                                                         \
   /* The widest panel of h rows panel_qr handles best in one call. */                        \
   std::int64_t max_panel_width(detail::ContextImpl& ctx, int elem_bytes, std::int64_t h);     \
+  /* Whether panel_qr on an h x b panel waits for the device once (a status read back): the  \
+     driver then enqueues what does not depend on the panel first. */                        \
+  bool panel_waits_for_host(detail::ContextImpl& ctx, int elem_bytes, std::int64_t h,         \
+                            std::int64_t b);                                                  \
   /* Unblocked Householder QR of the h x b panel (h >= b, b <= max_panel_width): R on and     \
      above the diagonal, reflectors below, their scalars in tau (b entries), V (h x b)        \
      written explicitly (unit diagonal, zeros above) and, unless t is empty, T (b x b) of     \
@@ -93,7 +97,8 @@ void larft_merge_mode(int mode);
 /// enqueues, so a graph's key holds it. The environment knobs are read once per process and
 /// need no key.
 std::int64_t knob_signature();
-/// The AH panel alone (tests): enqueues it, waits, and says whether it factored the panel
+/// The AH panel alone (tests, and panel_qr on panels too tall for the fused kernels):
+/// enqueues it, waits, and says whether it factored the panel
 /// (outputs as panel_qr's) or left everything unchanged for the Householder kernel.
 template <class T>
 bool panel_qr_ah_only(detail::ContextImpl& ctx, MatrixView<T> panel, VectorView<T> tau,

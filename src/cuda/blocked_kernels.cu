@@ -278,6 +278,21 @@ std::int64_t max_panel_width(detail::ContextImpl& ctx, int elem_bytes, std::int6
   return panel_qr_max_width(ctx.device, elem_bytes, h);
 }
 
+namespace {
+/// Whether the AH panel can take an h x b panel too tall for the fused kernels (it then runs
+/// with a host check of its status, panel_qr_ah_only, where no fused kernel can stand in).
+bool tall_ah_panel(int device, int elem_bytes, std::int64_t h, std::int64_t b) {
+  const std::int64_t min_rows = panel_qr_ah_min_rows(elem_bytes);
+  return b >= 2 && b <= kPanelMaxWidth && h >= 2 * b && min_rows > 0 && h >= min_rows &&
+         !panel_qr_fused_fits(device, elem_bytes, h, static_cast<int>(b));
+}
+}  // namespace
+
+bool panel_waits_for_host(detail::ContextImpl& ctx, int elem_bytes, std::int64_t h,
+                          std::int64_t b) {
+  return tall_ah_panel(ctx.device, elem_bytes, h, b);
+}
+
 template <class T>
 void form_v(detail::ContextImpl& ctx, MatrixView<const T> qr, MatrixView<T> v) {
   if (qr.empty()) return;
@@ -311,8 +326,17 @@ void panel_qr(detail::ContextImpl& ctx, MatrixView<T> panel, VectorView<T> tau,
                         ? panel_qr_ah<T>(ctx, panel, tau, v, t, ws + elems)
                         : nullptr;
   if (panel_qr_fused<T>(ctx, panel, tau, v, t, ws, skip)) return;
-  // Too tall for the fused kernel's shared memory: cuSOLVER's geqrf on the panel, V, then T
+  // Too tall for the fused kernels' shared memory (over ~115k rows in FP64, ~230k in FP32 at
+  // 32 columns): the AH panel, whose status is read back here (the one wait: nothing on the
+  // device can take over where it declines), else cuSOLVER's geqrf on the panel, V, then T
   // (its Gram scratch: the leaf workspace, free again once geqrf is enqueued before it).
+  // cuSOLVER's geqrf on these panels is a batched QR of row blocks and their Q formed
+  // (measured on an H200, 1048576 x 32 FP64: about 5 ms a panel; the AH panel reads the panel
+  // twice and writes it once, ~0.3 ms). A graph capture cannot wait: it runs directly.
+  if (tall_ah_panel(ctx.device, static_cast<int>(sizeof(T)), panel.rows(), b)) {
+    if (ctx.capturing) throw detail::GraphCaptureAbort{"a tall panel's status is read back"};
+    if (panel_qr_ah_only<T>(ctx, panel, tau, v, t)) return;
+  }
   geqrf<T>(ctx, panel, tau);
   form_v<T>(ctx, MatrixView<const T>(panel), v);
   if (!t.empty()) {

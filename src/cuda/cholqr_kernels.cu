@@ -18,13 +18,13 @@
 #include "src/cuda/check.hpp"
 #include "src/cuda/cholqr_blas.hpp"
 #include "src/cuda/gram_kernels.hpp"
+#include "src/cuda/long_gemm.hpp"
 
 namespace gpuqr::kernels::cuda {
 namespace {
 
 using cholqr_detail::blas;
 using cholqr_detail::gemm;
-using cholqr_detail::gemm_strided;
 using cholqr_detail::grid_2d;
 using cholqr_detail::trsm;
 using cuda_detail::DeviceGuard;
@@ -164,27 +164,13 @@ __global__ void finish_geqrf_kernel(const T* r, std::int64_t ldr, const T* d, co
     }
 }
 
-/// g(i, j) := sum over p < count of parts[p n^2 + i + j n] (the split-K reduction).
-template <class T>
-__global__ void sum_partials_kernel(const T* parts, std::int64_t count, std::int64_t n, T* g,
-                                    std::int64_t ldg) {
-  const std::int64_t nn = n * n;
-  for (std::int64_t idx = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; idx < nn;
-       idx += std::int64_t(gridDim.x) * blockDim.x) {
-    T sum = T(0);
-    for (std::int64_t p = 0; p < count; ++p) sum += parts[p * nn + idx];
-    g[idx % n + (idx / n) * ldg] = sum;
-  }
-}
-
 cublasOperation_t to_cublas(Op op) { return op == Op::trans ? CUBLAS_OP_T : CUBLAS_OP_N; }
 
 std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 
-// The Gram matrix of m x n (m huge, n small) by hand-made split-K: cuBLAS's single GEMM of
-// shape n x n x m has only (n / tile)^2 output tiles to spread over the GPU. The rows are cut
-// into blocks, one strided-batched GEMM computes every block's n x n Gram matrix, and a
-// small kernel sums them.
+// The Gram matrix of m x n (m huge, n small) by hand-made split-K (long_gemm.hpp): cuBLAS's
+// single GEMM of shape n x n x m has only (n / tile)^2 output tiles to spread over the GPU.
+// Its own split rule (measured for the Gram matrix, gram_split) rather than long_gemm_split.
 constexpr std::int64_t kMinBlockRows = 4096;
 constexpr std::int64_t kMaxBlocks = 128;
 constexpr std::size_t kPartialBytes = std::size_t(64) << 20;
@@ -216,29 +202,6 @@ GramSplit gram_split(std::int64_t m, std::int64_t n, std::size_t elem) {
   return {rows, ceil_div(m, rows)};
 }
 
-/// The partial Gram matrices of rows [0, h) of `w` (ld ldw) into parts + first n^2, ...:
-/// full blocks of split.rows rows by one strided-batched GEMM, the short last one alone.
-template <class T>
-void partial_grams(detail::ContextImpl& ctx, const T* w, std::int64_t ldw, std::int64_t h,
-                   std::int64_t n, std::int64_t rows, T* parts, std::int64_t first) {
-  const std::int64_t nn = n * n, full = h / rows, tail = h - full * rows;
-  if (full > 0)
-    gemm_strided(blas(ctx), CUBLAS_OP_T, CUBLAS_OP_N, n, n, rows, T(1), w, ldw, rows, w, ldw,
-                 rows, T(0), parts + first * nn, n, nn, full);
-  if (tail > 0)
-    gemm(blas(ctx), CUBLAS_OP_T, CUBLAS_OP_N, n, n, tail, T(1), w + full * rows, ldw,
-         w + full * rows, ldw, T(0), parts + (first + full) * nn, n);
-}
-
-template <class T>
-void sum_partials(detail::ContextImpl& ctx, const T* parts, std::int64_t count, std::int64_t n,
-                  T* g, std::int64_t ldg) {
-  const std::int64_t blocks = std::min<std::int64_t>(ceil_div(n * n, kThreads), 4096);
-  sum_partials_kernel<T><<<static_cast<unsigned>(blocks), kThreads, 0, ctx.stream>>>(
-      parts, count, n, g, ldg);
-  GPUQR_CUDA_CHECK_LAUNCH(ctx.stream);
-}
-
 }  // namespace
 
 template <class T>
@@ -262,8 +225,8 @@ void gram(detail::ContextImpl& ctx, MatrixView<const T> a, MatrixView<T> g) {
   }
   T* parts = static_cast<T*>(
       detail::cuda_workspace(ctx, std::size_t(split.blocks) * n * n * sizeof(T)));
-  partial_grams<T>(ctx, a.data(), a.ld(), m, n, split.rows, parts, 0);
-  sum_partials<T>(ctx, parts, split.blocks, n, g.data(), g.ld());
+  partial_products<T>(ctx, n, n, m, a.data(), a.ld(), a.data(), a.ld(), split.rows, parts, 0);
+  sum_partials<T>(ctx, parts, split.blocks, n, n, g.data(), g.ld());
 }
 
 template <class T>
@@ -300,10 +263,10 @@ void gram_of_product(detail::ContextImpl& ctx, MatrixView<const T> a, MatrixView
       gemm(blas(ctx), CUBLAS_OP_T, CUBLAS_OP_N, n, n, h, T(1), w, chunk, w, chunk, T(0),
            g.data(), g.ld());
     } else {
-      partial_grams<T>(ctx, w, chunk, h, n, split.rows, parts, s / split.rows);
+      partial_products<T>(ctx, n, n, h, w, chunk, w, chunk, split.rows, parts, s / split.rows);
     }
   }
-  if (split.blocks > 1) sum_partials<T>(ctx, parts, split.blocks, n, g.data(), g.ld());
+  if (split.blocks > 1) sum_partials<T>(ctx, parts, split.blocks, n, n, g.data(), g.ld());
 }
 
 template <class T>

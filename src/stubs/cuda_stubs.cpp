@@ -106,6 +106,9 @@ template bool panel_qr_ah_only<double>(detail::ContextImpl&, MatrixView<double>,
 std::int64_t max_panel_width(detail::ContextImpl&, int, std::int64_t) {
   detail::not_compiled("cuda max_panel_width");
 }
+bool panel_waits_for_host(detail::ContextImpl&, int, std::int64_t, std::int64_t) {
+  detail::not_compiled("cuda panel_waits_for_host");
+}
 template <class T>
 void panel_qr(detail::ContextImpl&, MatrixView<T>, VectorView<T>, MatrixView<T>,
               MatrixView<T>) {
