@@ -98,6 +98,28 @@ TEST_P(BadInput, NanOrInfIsRejectedBeforeAnyWrite) {
   }));
 }
 
+// The check finds a single NaN or Inf wherever it sits in a tall matrix: first and last entry,
+// inside the CUDA kernel's unrolled loads and in its tail loop (40001 rows, odd ld).
+TEST_P(BadInput, NanOrInfFoundAnywhereInATallMatrix) {
+  GPUQR_FOR_PRECISION(([&]<class T>() {
+    const std::int64_t m = 40001, n = 3;
+    const Matrix<T> clean = random_matrix<T>(m + 3, n, 21);
+    for (auto [i, j] : {std::pair<std::int64_t, std::int64_t>{0, 0}, {m - 1, n - 1}, {5119, 0},
+                        {20000, 1}, {39999, 2}}) {
+      for (T poison : {std::numeric_limits<T>::quiet_NaN(), -std::numeric_limits<T>::infinity()}) {
+        SCOPED_TRACE("(" + std::to_string(i) + ", " + std::to_string(j) + ")");
+        Matrix<T> host = clean.clone();
+        host(i, j) = poison;
+        Matrix<T> buf = to_ctx<T>(ctx(), host.view());
+        const MatrixView<T> a = buf.view().block(0, 0, m, n);  // ld m + 3
+        Matrix<T> tau(n, 1, buf.space(), buf.device());
+        expect_invalid([&] { geqrf<T>(ctx(), a, vec(tau, n)); }, "NaN or Inf");
+        EXPECT_TRUE(same_bits(to_host(ctx(), buf), host));
+      }
+    }
+  }));
+}
+
 TEST_P(BadInput, WrongMemorySpaceIsNamed) {
   GPUQR_FOR_PRECISION(([&]<class T>() {
     if (!ctx().is_cuda()) {

@@ -185,6 +185,36 @@ TEST_P(TallTimesUpper, MatchesTheReference) {
   }));
 }
 
+// Wider than the streamed kernel (n > 128): block columns by GEMM on CUDA
+// (src/cuda/triangle_gemm.cu), out of place and in place (70001 rows: several row chunks of
+// the in-place path in FP64, a short last one), n not a multiple of the 128-column blocks,
+// NaN below X's diagonal.
+TEST_P(TallTimesUpper, BlockColumnsPastTheKernelsWidth) {
+  GPUQR_FOR_PRECISION(([&]<class T>() {
+    std::uint64_t seed = 90;
+    const std::int64_t m = 70001;
+    for (int n : {129, 300}) {
+      for (bool in_place : {false, true}) {
+        SCOPED_TRACE("n = " + std::to_string(n) + (in_place ? ", in place" : ""));
+        const Matrix<T> a = make_a<T>(m, n, false, ++seed);
+        const Matrix<T> x = make_x<T>(n, std::numeric_limits<T>::quiet_NaN(), ++seed);
+        const Matrix<T> xd = to_ctx<T>(ctx(), x.view());
+        Placed<T> pa = place<T>(ctx(), a, 2, 5);
+        double err;
+        if (in_place) {
+          call_leaf<T>(ctx(), MatrixView<const T>(pa.view), xd.view(), pa.view);
+          err = scaled_error<T>(a, x, to_host(ctx(), pa.store), 2);
+        } else {
+          Placed<T> pq = place<T>(ctx(), Matrix<T>(m, n), 2, 7);
+          call_leaf<T>(ctx(), MatrixView<const T>(pa.view), xd.view(), pq.view);
+          err = scaled_error<T>(a, x, to_host(ctx(), pq.store), 2);
+        }
+        EXPECT_LE(err, bound_factor<T>(n)) << "max |Q - A X| / (|A| |X|) in units of u";
+      }
+    }
+  }));
+}
+
 // Plain TF32 would make every product A(i, k) X(k, j) here 2^-12 too small (1 + 2^-12 rounds
 // to 1): 4096 u of |A| |X|. FP64 runs the same case (exact there).
 TEST_P(TallTimesUpper, SplitDetector) {

@@ -177,6 +177,37 @@ TEST_P(TsqrCudaTwins, FusedGramAndInPlaceMultiplyMatchCpu) {
   }));
 }
 
+// gram_of_upper_product with X upper (zeros below, as CholeskyQR's R^{-1}): past 128 columns
+// CUDA skips X's zero blocks and G's lower half (triangle_gemm.cu); the CPU twin multiplies
+// everything. n = 300: blocks of 128, 128 and 44; n = 100 takes gram_of_product's path.
+TEST_P(TsqrCudaTwins, GramOfUpperProductMatchesCpu) {
+  GPUQR_FOR_PRECISION(([&]<class T>() {
+    Context cpu = Context::cpu();
+    const double eps = accuracy::eps<T>();
+    std::uint64_t seed = 550;
+    for (auto [m, n] : {std::pair<int, int>{70001, 300}, {5000, 100}}) {
+      SCOPED_TRACE(std::to_string(m) + "x" + std::to_string(n));
+      const Matrix<T> a = random_matrix<T>(m, n, seed++);
+      Matrix<T> x = random_matrix<T>(n, n, seed++);
+      for (std::int64_t j = 0; j < n; ++j)
+        for (std::int64_t i = j + 1; i < n; ++i) x(i, j) = T(0);
+      const Matrix<T> a_gpu = device_copy(ctx(), a), x_gpu = device_copy(ctx(), x);
+      Matrix<T> g_cpu(n, n);
+      kernels::cpu::gram_of_upper_product<T>(cpu.impl(), a.view(), x.view(), g_cpu.view());
+      Matrix<T> g_gpu = device_matrix<T>(ctx(), n, n);
+      kernels::cuda::gram_of_upper_product<T>(ctx().impl(), a_gpu.view(), x_gpu.view(),
+                                              g_gpu.view());
+      const Matrix<T> g_back = to_host(ctx(), g_gpu);
+      EXPECT_LT(entry_diff(g_back, g_cpu), 10.0 * n * std::sqrt(double(m)) * eps);
+      double asym = 0;
+      for (std::int64_t j = 0; j < n; ++j)
+        for (std::int64_t i = 0; i < n; ++i)
+          asym = std::max(asym, double(std::abs(g_back(i, j) - g_back(j, i))));
+      EXPECT_EQ(asym, 0.0) << "G is not exactly symmetric";
+    }
+  }));
+}
+
 TEST_P(TsqrCudaTwins, AhPanelMatchesCpu) {
   GPUQR_FOR_PRECISION(([&]<class T>() {
     Context cpu = Context::cpu();

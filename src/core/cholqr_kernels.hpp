@@ -34,7 +34,7 @@ enum CholeskyStatus : int {
 }  // namespace gpuqr::detail
 
 #define GPUQR_DECLARE_CHOLQR_KERNELS                                                          \
-  /* G (n x n) := A^T A for A m x n, the full symmetric matrix, by one GEMM (not SYRK: SYRK   \
+  /* G (n x n) := A^T A for A m x n, the full symmetric matrix, by GEMM (not SYRK: SYRK      \
      runs far below the memory bandwidth on tall-skinny shapes). */                           \
   template <class T>                                                                          \
   void gram(detail::ContextImpl& ctx, MatrixView<const T> a, MatrixView<T> g);                \
@@ -44,6 +44,12 @@ enum CholeskyStatus : int {
   template <class T>                                                                          \
   void gram_of_product(detail::ContextImpl& ctx, MatrixView<const T> a,                       \
                        MatrixView<const T> x, MatrixView<T> g);                               \
+  /* As gram_of_product for X upper triangular with zeros below its diagonal (CholeskyQR's    \
+     R^{-1}): CUDA skips the zero blocks for n > 128 (triangle_gemm.hpp), forming A X whole   \
+     in the leaf workspace. */                                                                \
+  template <class T>                                                                          \
+  void gram_of_upper_product(detail::ContextImpl& ctx, MatrixView<const T> a,                 \
+                             MatrixView<const T> x, MatrixView<T> g);                         \
   /* Cholesky of the n x n Gram matrix G + s I, s = shift_factor * trace(G): on exit `g`      \
      holds the upper factor R (zeros below) and `rinv` R^{-1} (zeros below). Breakdown is     \
      reported in `status` (kStatusSize doubles, see detail::CholeskyStatus), never thrown;    \
@@ -87,6 +93,8 @@ enum CholeskyStatus : int {
   template void gram<T>(detail::ContextImpl&, MatrixView<const T>, MatrixView<T>);            \
   template void gram_of_product<T>(detail::ContextImpl&, MatrixView<const T>,                 \
                                    MatrixView<const T>, MatrixView<T>);                       \
+  template void gram_of_upper_product<T>(detail::ContextImpl&, MatrixView<const T>,           \
+                                         MatrixView<const T>, MatrixView<T>);                 \
   template void cholesky_inverse<T>(detail::ContextImpl&, MatrixView<T>, MatrixView<T>,       \
                                     double, VectorView<double>);                              \
   template void multiply<T>(detail::ContextImpl&, Op, MatrixView<const T>,                    \
@@ -105,13 +113,15 @@ enum CholeskyStatus : int {
      it may hold anything, NaN included). Q m x n, its own ld; q may be a itself (same data   \
      and ld: in place), else it must not overlap a; x must not overlap q. CPU: TRMM (BLAS).   \
      CUDA: one streamed pass over A on the tensor cores for n <= 128 (gram_product.cu; FP64   \
-     by DMMA, FP32 by 3xTF32: a GEMM's accuracy in the precision), cuBLAS TRMM otherwise.     \
+     by DMMA, FP32 by 3xTF32: a GEMM's accuracy in the precision), block-column GEMMs above   \
+     (triangle_gemm.hpp; in place through row chunks), cuBLAS TRMM where neither applies.     \
      Asynchronous on CUDA. */                                                                 \
   template <class T>                                                                          \
   void tall_times_upper(detail::ContextImpl& ctx, MatrixView<const T> a, MatrixView<const T> x, \
                         MatrixView<T> q);                                                     \
   /* Whether the drivers should form Q = A X (X upper) by tall_times_upper rather than by      \
-     multiply's GEMM for an m x n A: on CUDA where the streamed kernel is expected to win     \
+     multiply's GEMM for an m x n A: on CUDA where the streamed kernel or the block columns   \
+     (n > 128, m >= 65536) are expected to win                                                \
      (GPUQR_QPROD, read on every call, and the test hook tall_times_upper_mode in             \
      src/cuda/gram_kernels.hpp); never on the CPU (the GEMM path there is unchanged). */       \
   template <class T>                                                                          \

@@ -49,6 +49,13 @@ namespace detail {
 
 bool tall_enough(std::int64_t m, std::int64_t n) { return m >= 4 * n; }
 
+bool householder_preferred_for_geqrf(std::int64_t n, int elem_bytes) {
+  // Measured on the H200 (m = 2^20, session 15, docs/PERF.md): geqrf's form by the blocked
+  // Householder QR against CholeskyQR2 + orhr_col, FP64 n = 256 / 512 / 1024: 12.0 / 31.6 /
+  // 93.1 ms against 11.0 / 39.0 / 129.9; FP32: 10.2 / 28.0 / 82.7 against 13.2 / 41.4 / 136.2.
+  return n >= (elem_bytes == 8 ? 512 : 256);
+}
+
 bool tsqr_preferred(std::int64_t m, std::int64_t n) {
   // Measured on the H200 (docs/PERF.md): the tree beats cuSOLVER's geqrf for n <= 32 on
   // tall shapes; for wider n its leaves are slower than the blocked Householder QR.
@@ -235,7 +242,10 @@ TsqrInfo tsqr_geqrf(const Context& ctx, MatrixView<T> a, VectorView<T> tau,
   TsqrInfo info;
   if (a.cols() == 0) return info;
   detail::TsqrBuffers<T> buf;
-  if (detail::try_cholesky<T>(ctx, a, MatrixView<T>(), options, buf, info)) {
+  const bool householder_first =
+      options.method == TsqrMethod::automatic &&
+      detail::householder_preferred_for_geqrf(a.cols(), static_cast<int>(sizeof(T)));
+  if (!householder_first && detail::try_cholesky<T>(ctx, a, MatrixView<T>(), options, buf, info)) {
     // Q D = the first n columns of I - V T V^T, so A = Q R = (Q D)(D R): R_geqrf = D R.
     // Q = q_left q_right is never formed: orhr_col works from the two factors.
     GPUQR_DISPATCH(ctx, orhr_col_of_product, buf.q_left, buf.q_right, a, buf.t, buf.d,

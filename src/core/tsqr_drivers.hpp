@@ -29,6 +29,9 @@ bool run_borrowed(const Context& ctx, MatrixView<const T> a, MatrixView<T> r, Ma
 /// True when `automatic` uses the TSQR tree (after CholeskyQR was rejected, or instead of
 /// Householder QR): shapes where the tree was measured faster than the blocked Householder QR.
 bool tsqr_preferred(std::int64_t m, std::int64_t n);
+/// Whether `automatic` gives geqrf's form (tsqr_geqrf) by the blocked Householder QR rather
+/// than by CholeskyQR2 + Householder reconstruction: wide n, where the former is faster.
+bool householder_preferred_for_geqrf(std::int64_t n, int elem_bytes);
 
 /// TSQR of `a` (m x n, m >= n >= 1) into an explicit Q (`q`, m x n, may be `a`) and R (`r`,
 /// n x n); `leaf_rows` as TsqrTree's (0: chosen). Synchronizes before returning.

@@ -118,6 +118,12 @@ void gram_of_product(detail::ContextImpl&, MatrixView<const T> a, MatrixView<con
 }
 
 template <class T>
+void gram_of_upper_product(detail::ContextImpl& ctx, MatrixView<const T> a,
+                           MatrixView<const T> x, MatrixView<T> g) {
+  gram_of_product<T>(ctx, a, x, g);  // X's zeros are multiplied like any entry here
+}
+
+template <class T>
 void cholesky_inverse(detail::ContextImpl&, MatrixView<T> g, MatrixView<T> rinv,
                       double shift_factor, VectorView<double> status) {
   const std::int64_t n = g.rows();

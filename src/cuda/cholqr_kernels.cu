@@ -19,6 +19,7 @@
 #include "src/cuda/cholqr_blas.hpp"
 #include "src/cuda/gram_kernels.hpp"
 #include "src/cuda/long_gemm.hpp"
+#include "src/cuda/triangle_gemm.hpp"
 
 namespace gpuqr::kernels::cuda {
 namespace {
@@ -218,6 +219,10 @@ void gram(detail::ContextImpl& ctx, MatrixView<const T> a, MatrixView<T> g) {
   // at n = 64: 1.20 ms against 1.34) and loses above (n = 512: 47.4 against 41.2 ms).
   const GramSplit split = n <= kMaxSplitCols ? gram_split(m, n, sizeof(T))
                                              : GramSplit{std::max<std::int64_t>(m, 1), 1};
+  if (split.blocks <= 1 && n > kTriangleBlock) {  // the upper block columns, mirrored
+    gram_blocked<T>(ctx, a.data(), a.ld(), m, n, g.data(), g.ld());
+    return;
+  }
   if (split.blocks <= 1) {  // k = m = 0 included: beta = 0 writes G = 0
     gemm(blas(ctx), CUBLAS_OP_T, CUBLAS_OP_N, n, n, m, T(1), a.data(), a.ld(), a.data(), a.ld(),
          T(0), g.data(), g.ld());
@@ -267,6 +272,22 @@ void gram_of_product(detail::ContextImpl& ctx, MatrixView<const T> a, MatrixView
     }
   }
   if (split.blocks > 1) sum_partials<T>(ctx, parts, split.blocks, n, n, g.data(), g.ld());
+}
+
+template <class T>
+void gram_of_upper_product(detail::ContextImpl& ctx, MatrixView<const T> a,
+                           MatrixView<const T> x, MatrixView<T> g) {
+  const std::int64_t m = a.rows(), n = a.cols();
+  if (m == 0 || n <= kTriangleBlock || gram_kernel_wanted(m, n, static_cast<int>(sizeof(T)))) {
+    gram_of_product<T>(ctx, a, x, g);
+    return;
+  }
+  DeviceGuard guard(ctx.device);
+  // W = A X whole in the leaf workspace (as gram_of_product's one chunk), both products by
+  // block columns: X's zero blocks and G's lower half are skipped.
+  T* w = static_cast<T*>(detail::cuda_workspace(ctx, std::size_t(m) * std::size_t(n) * sizeof(T)));
+  upper_product_blocked<T>(ctx, a.data(), a.ld(), m, n, x.data(), x.ld(), w, m);
+  gram_blocked<T>(ctx, w, m, m, n, g.data(), g.ld());
 }
 
 template <class T>

@@ -129,19 +129,40 @@ __global__ void identity_kernel(T* a, std::int64_t lda, std::int64_t rows, std::
 }
 
 /// Sets *flag = 1 when some entry is NaN or Inf (every writer stores the same value, so the
-/// race is benign).
+/// race is benign). kFiniteUnroll independent loads per thread in flight: with one, the pass
+/// over a 1048576 x 1024 FP64 matrix ran at 1.4 TB/s (H200, ncu, session 15).
+constexpr int kFiniteUnroll = 8;
 template <class T>
 __global__ void nonfinite_kernel(const T* __restrict__ a, std::int64_t lda, std::int64_t rows,
                                  std::int64_t cols, int* flag) {
   const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
+  const std::int64_t first = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   bool bad = false;
   for (std::int64_t j = blockIdx.y; j < cols; j += gridDim.y) {
-    for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-         i < rows; i += stride) {
-      bad |= !isfinite(a[i + j * lda]);
+    const T* col = a + j * lda;
+    std::int64_t i = first;
+    for (; i + (kFiniteUnroll - 1) * stride < rows; i += kFiniteUnroll * stride) {
+      T v[kFiniteUnroll];
+#pragma unroll
+      for (int u = 0; u < kFiniteUnroll; ++u) v[u] = col[i + u * stride];
+#pragma unroll
+      for (int u = 0; u < kFiniteUnroll; ++u) bad |= !isfinite(v[u]);
     }
+    for (; i < rows; i += stride) bad |= !isfinite(col[i]);
   }
   if (bad) *flag = 1;
+}
+
+/// The finite check's grid: blocks over rows of kThreads * kFiniteUnroll entries each, and
+/// over columns as many as keep the grid near kFiniteBlocks blocks (the rest by the loops).
+constexpr std::int64_t kFiniteBlocks = 8192;
+dim3 finite_grid(std::int64_t rows, std::int64_t cols) {
+  const std::int64_t per_block = std::int64_t(kThreads) * kFiniteUnroll;
+  const std::int64_t bx = std::max<std::int64_t>(
+      1, std::min<std::int64_t>((rows + per_block - 1) / per_block, kFiniteBlocks));
+  const std::int64_t by = std::max<std::int64_t>(
+      1, std::min<std::int64_t>({cols, kFiniteBlocks / bx, kMaxGridY}));
+  return dim3(static_cast<unsigned>(bx), static_cast<unsigned>(by));
 }
 
 /// out[i] = |a(i, i)| for i < k, as double.
@@ -446,7 +467,7 @@ bool all_finite(detail::ContextImpl& ctx, MatrixView<const T> a) {
   DeviceGuard guard(ctx.device);
   int* flag = finite_flag(ctx);
   GPUQR_CUDA_CHECK(cudaMemsetAsync(flag, 0, sizeof(int), ctx.stream));
-  nonfinite_kernel<T><<<grid_2d(a.rows(), a.cols()), kThreads, 0, ctx.stream>>>(
+  nonfinite_kernel<T><<<finite_grid(a.rows(), a.cols()), kThreads, 0, ctx.stream>>>(
       a.data(), a.ld(), a.rows(), a.cols(), flag);
   GPUQR_CUDA_CHECK_LAUNCH(ctx.stream);
   int bad = 0;

@@ -36,15 +36,20 @@
 #include <type_traits>
 
 #include "src/core/cholqr_kernels.hpp"
+#include "src/core/dense_kernels.hpp"
 #include "src/cuda/check.hpp"
 #include "src/cuda/cholqr_blas.hpp"
 #include "src/cuda/gram_common.cuh"
 #include "src/cuda/gram_dmma.cuh"
 #include "src/cuda/gram_kernels.hpp"
 #include "src/cuda/gram_tf32.cuh"
+#include "src/cuda/triangle_gemm.hpp"
 
 namespace gpuqr::kernels::cuda {
 namespace {
+
+constexpr std::int64_t kBlockedMinRows = 65536;                  // blocked_applies
+constexpr std::size_t kInPlaceBytes = std::size_t(32) << 20;  // in place: W's row chunk (L2)
 
 using cuda_detail::DeviceGuard;
 
@@ -288,6 +293,12 @@ bool upper_kernel_applies(std::int64_t m, std::int64_t n) {
 
 std::atomic<int> qprod_override{-1};  // tall_times_upper_mode(): -1 GPUQR_QPROD, 0 off, 1 on
 
+/// Where the block-column GEMMs (triangle_gemm.hpp) form Q = A X: wider than the streamed
+/// kernel takes, and tall (the tall-skinny drivers' shapes; below, multiply's one GEMM).
+bool blocked_applies(std::int64_t m, std::int64_t n) {
+  return n > kGramKernelMaxCols && n > kTriangleBlock && m >= kBlockedMinRows && m >= 4 * n;
+}
+
 /// Whether the views' memory overlaps (column-major extents).
 template <class T, class U>
 bool overlaps(MatrixView<T> p, MatrixView<U> r) {
@@ -308,7 +319,7 @@ bool tall_times_upper_wanted(detail::ContextImpl& ctx, std::int64_t m, std::int6
   const int mode = qprod_override.load();
   if (mode == 0) return false;
   DeviceGuard guard(ctx.device);
-  if (mode == 1) return upper_kernel_applies<T>(m, n);
+  if (mode == 1) return upper_kernel_applies<T>(m, n) || blocked_applies(m, n);
   const char* v = std::getenv("GPUQR_QPROD");
   if (v != nullptr && *v != '\0') {
     const std::string s(v);
@@ -317,6 +328,7 @@ bool tall_times_upper_wanted(detail::ContextImpl& ctx, std::int64_t m, std::int6
   }
   // The product Gram kernels' rule (m >= 65536 unless GPUQR_GRAM_KERNEL says otherwise): the
   // same frame and the same shared memory.
+  if (blocked_applies(m, n)) return true;
   return gram_kernel_wanted(m, n, static_cast<int>(sizeof(T))) && upper_kernel_applies<T>(m, n);
 }
 
@@ -332,6 +344,25 @@ void tall_times_upper(detail::ContextImpl& ctx, MatrixView<const T> a, MatrixVie
   GPUQR_CHECK_ARG(in_place || !overlaps(a, q), "tall_times_upper: Q overlaps A without being it");
   GPUQR_CHECK_ARG(!overlaps(x, q), "tall_times_upper: Q overlaps X");
   DeviceGuard guard(ctx.device);
+  if (n > kTriangleBlock && !upper_kernel_applies<T>(m, n)) {
+    // Block columns by GEMM (triangle_gemm.hpp) on a copy of X with zeros below (X's own
+    // lower triangle is not read), in place through row chunks of at most kInPlaceBytes.
+    const std::int64_t nb = triangle_block_width();
+    const std::int64_t chunk = std::min<std::int64_t>(
+        m, std::max<std::int64_t>(4096, static_cast<std::int64_t>(kInPlaceBytes /
+                                                                   (nb * sizeof(T)))));
+    const std::size_t xz_elems = (std::size_t(n) * std::size_t(n) + 31) / 32 * 32;
+    T* xz = static_cast<T*>(detail::cuda_workspace(
+        ctx, (xz_elems + (in_place ? std::size_t(chunk) * nb : 0)) * sizeof(T)));
+    const MatrixView<T> xzv(xz, n, n, n, MemorySpace::device, ctx.device);
+    copy_upper<T>(ctx, x, xzv);
+    if (in_place) {
+      upper_product_blocked_in_place<T>(ctx, q.data(), q.ld(), m, n, xz, n, xz + xz_elems, chunk);
+    } else {
+      upper_product_blocked<T>(ctx, a.data(), a.ld(), m, n, xz, n, q.data(), q.ld());
+    }
+    return;
+  }
   if (!upper_kernel_applies<T>(m, n)) {
     // cuBLAS TRMM, out of place (in place when Q is A): X's lower triangle is not read either.
     cholqr_detail::trmm_right_upper(cholqr_detail::blas(ctx), m, n, x.data(), x.ld(), a.data(),

@@ -19,6 +19,11 @@ void gram_of_product(detail::ContextImpl&, MatrixView<const T>, MatrixView<const
   not_compiled("cuda gram_of_product");
 }
 template <class T>
+void gram_of_upper_product(detail::ContextImpl&, MatrixView<const T>, MatrixView<const T>,
+                           MatrixView<T>) {
+  not_compiled("cuda gram_of_upper_product");
+}
+template <class T>
 void orhr_col_of_product(detail::ContextImpl&, MatrixView<const T>, MatrixView<const T>,
                          MatrixView<T>, MatrixView<T>, VectorView<T>, MatrixView<T>) {
   not_compiled("cuda orhr_col_of_product");

@@ -1,0 +1,41 @@
+// Products with a triangular factor or a symmetric result by block-column GEMMs, for the
+// wide tall-skinny shapes (n > 128) where cuBLAS's SYRK and TRMM/TRSM run far below the GEMM
+// rate: G = W^T W computes only the upper block columns (G(0:j1, j0:j1) over W's first j1
+// columns) and mirrors them; Q = A X (X upper, zeros below) computes block column j from A's
+// first j1 columns. Both do about (1 + n / kTriangleBlock) / 2 of the full GEMM's flops
+// (0.625 at n = 512, 0.56 at 1024, with blocks of 128). src/cuda/ only.
+#pragma once
+
+#include <cstdint>
+
+#include "src/core/context_impl.hpp"
+
+namespace gpuqr::kernels::cuda {
+
+/// The block columns' width by default, and the width from which the drivers use them.
+inline constexpr std::int64_t kTriangleBlock = 128;
+
+/// The block columns' width: kTriangleBlock, or GPUQR_TRI_BLOCK (32 to 1024, measurements).
+std::int64_t triangle_block_width();
+
+/// G (n x n, ld ldg, the full symmetric matrix) := W^T W for W m x n (ld ldw).
+template <class T>
+void gram_blocked(detail::ContextImpl& ctx, const T* w, std::int64_t ldw, std::int64_t m,
+                  std::int64_t n, T* g, std::int64_t ldg);
+
+/// Q (m x n, ld ldq) := A X for A m x n (ld lda) and X n x n upper triangular with zeros
+/// below its diagonal (ld ldx); Q must not overlap A or X.
+template <class T>
+void upper_product_blocked(detail::ContextImpl& ctx, const T* a, std::int64_t lda,
+                           std::int64_t m, std::int64_t n, const T* x, std::int64_t ldx, T* q,
+                           std::int64_t ldq);
+
+/// A := A X in place, X as above: block columns from the last to the first (each reads only
+/// A's columns to its left and its own, not yet overwritten), row chunk by row chunk through
+/// `w` (chunk_rows x triangle_block_width() elements).
+template <class T>
+void upper_product_blocked_in_place(detail::ContextImpl& ctx, T* a, std::int64_t lda,
+                                    std::int64_t m, std::int64_t n, const T* x, std::int64_t ldx,
+                                    T* w, std::int64_t chunk_rows);
+
+}  // namespace gpuqr::kernels::cuda
