@@ -6,6 +6,8 @@
 // (panel_qr_single.cu, panel_qr.cu) at 1-4 us per column.
 //
 //   1 ah_gram_kernel     B = P_B^T P_B (P_B = rows b..h) as at most kMaxParts partial sums
+//                        (tall panels: up to kMaxPartsTall, summed to kSumSegments by
+//                        ah_sum_parts_kernel)
 //   2 ah_top_kernel      G = P_T^T P_T + B; Algorithm 2 (ah::factor) gives R, V_T, D, tau;
 //                        when it factored all b columns: T from V^T V = V_T^T V_T + D^T B D
 //                        (larft's recurrence), R / V_T / tau / T written, status = 1
@@ -36,6 +38,13 @@ namespace {
 constexpr int kB = kPanelMaxWidth;  // 32
 constexpr int kThreads = 256;  // the Gram pass: 4 entries of the 32 x 32 tile per thread
 constexpr int kMaxParts = 128;  // partial Gram matrices summed by the top kernel
+// Tall panels (more than kMaxParts * kTallChunk rows below the top block): up to
+// kMaxPartsTall partials of at least kTallChunk rows, so that the Gram pass has enough blocks
+// in flight (with 128 blocks it read a 1048576 x 32 FP64 panel at 0.7 TB/s: H200, ncu,
+// session 15), summed by ah_sum_parts_kernel into kSumSegments partials for the top kernel.
+constexpr int kMaxPartsTall = 2048;
+constexpr std::int64_t kTallChunk = 512;
+constexpr int kSumSegments = 16;
 constexpr int kMinChunk = 64;   // rows per partial, at least
 constexpr int kTopThreads = 256;  // the b x b work: 8 warps of 4 rows (4 warps of 8: 1.3x slower)
 constexpr int kScaleThreads = 64;  // V_B = P_B D: small blocks spread short panels over SMs
@@ -92,6 +101,30 @@ __global__ void __launch_bounds__(kThreads) ah_gram_kernel(const T* a, std::int6
   T* out = parts + static_cast<std::int64_t>(blockIdx.x) * kB * kB;
 #pragma unroll
   for (int q = 0; q < 4; ++q) out[gi + (gj + 8 * q) * kB] = acc[q];
+}
+
+/// Sums partials [s P / S, (s + 1) P / S) of `parts` (P = nparts, S = kSumSegments) into
+/// out[s], column c of each by block (c, s): 8 groups of 32 lanes over the partials, then the
+/// groups in order (a fixed order: the same result on every run).
+template <class T>
+__global__ void __launch_bounds__(kThreads)
+    ah_sum_parts_kernel(const T* parts, int nparts, T* out) {
+  __shared__ T sums[kThreads / 32][32];
+  const int c = blockIdx.x, seg = blockIdx.y, r = threadIdx.x % 32, g = threadIdx.x / 32;
+  const int p0 = static_cast<int>(static_cast<std::int64_t>(nparts) * seg / kSumSegments);
+  const int p1 = static_cast<int>(static_cast<std::int64_t>(nparts) * (seg + 1) / kSumSegments);
+  T acc = T(0);
+#pragma unroll 4
+  for (int p = p0 + g; p < p1; p += kThreads / 32)
+    acc += parts[static_cast<std::int64_t>(p) * kB * kB + r + c * kB];
+  sums[g][r] = acc;
+  __syncthreads();
+  if (g == 0) {
+    T total = T(0);
+#pragma unroll
+    for (int q = 0; q < kThreads / 32; ++q) total += sums[q][r];
+    out[static_cast<std::int64_t>(seg) * kB * kB + r + c * kB] = total;
+  }
 }
 
 /// The b x b work, one thread block: see the file comment. status[0] = 1 when the panel was
@@ -321,8 +354,9 @@ std::int64_t panel_qr_ah_min_rows(int elem_bytes) {
 }
 
 std::int64_t panel_qr_ah_workspace_elems() {
-  // Partial Gram matrices, D, and the status word (one element's room, aligned).
-  return static_cast<std::int64_t>(kMaxParts) * kB * kB + kB * kB + 32;
+  // Partial Gram matrices (a tall panel's and their sums by segment), D, and the status word
+  // (one element's room, aligned).
+  return static_cast<std::int64_t>(kMaxPartsTall + kSumSegments) * kB * kB + kB * kB + 32;
 }
 
 template <class T>
@@ -333,17 +367,28 @@ int* panel_qr_ah(detail::ContextImpl& ctx, MatrixView<T> panel, VectorView<T> ta
   const std::int64_t min_rows = panel_qr_ah_min_rows(static_cast<int>(sizeof(T)));
   if (min_rows <= 0 || h < min_rows || b < 2 || b > kB || h < 2 * b) return nullptr;
   T* parts = workspace;
-  T* dm = parts + static_cast<std::int64_t>(kMaxParts) * kB * kB;
+  T* sums = parts + static_cast<std::int64_t>(kMaxPartsTall) * kB * kB;
+  T* dm = sums + static_cast<std::int64_t>(kSumSegments) * kB * kB;
   int* status = reinterpret_cast<int*>(dm + kB * kB);
   const std::int64_t below = h - b;
-  std::int64_t chunk = std::max<std::int64_t>(kMinChunk, (below + kMaxParts - 1) / kMaxParts);
+  const bool tall = below > kMaxParts * kTallChunk;
+  const std::int64_t max_parts = tall ? kMaxPartsTall : kMaxParts;
+  std::int64_t chunk = std::max<std::int64_t>(tall ? kTallChunk : kMinChunk,
+                                              (below + max_parts - 1) / max_parts);
   chunk = (chunk + 31) / 32 * 32;
-  const int nparts = static_cast<int>((below + chunk - 1) / chunk);
+  int nparts = static_cast<int>((below + chunk - 1) / chunk);
   const double threshold = std::max(detail::kAhRemainingFraction,
                                     std::sqrt(double(std::numeric_limits<T>::epsilon())));
   ah_gram_kernel<T><<<nparts, kThreads, 0, ctx.stream>>>(panel.data(), panel.ld(), h, b, chunk,
                                                          parts);
   GPUQR_CUDA_CHECK_LAUNCH(ctx.stream);
+  if (tall) {
+    ah_sum_parts_kernel<T><<<dim3(kB, kSumSegments), kThreads, 0, ctx.stream>>>(parts, nparts,
+                                                                              sums);
+    GPUQR_CUDA_CHECK_LAUNCH(ctx.stream);
+    parts = sums;
+    nparts = kSumSegments;
+  }
   // The b x b work's block size (GPUQR_AH_THREADS=128 or 256, for measurements).
   static const int top_threads = [] {
     const char* text = std::getenv("GPUQR_AH_THREADS");
