@@ -354,9 +354,10 @@ std::int64_t panel_qr_ah_min_rows(int elem_bytes) {
 }
 
 std::int64_t panel_qr_ah_workspace_elems() {
-  // Partial Gram matrices (a tall panel's and their sums by segment), D, and the status word
-  // (one element's room, aligned).
-  return static_cast<std::int64_t>(kMaxPartsTall + kSumSegments) * kB * kB + kB * kB + 32;
+  // Partial Gram matrices, D, the status word (one element's room, aligned), then a tall
+  // panel's partials and their sums by segment.
+  return static_cast<std::int64_t>(kMaxParts + kMaxPartsTall + kSumSegments) * kB * kB +
+         kB * kB + 32;
 }
 
 template <class T>
@@ -366,10 +367,13 @@ int* panel_qr_ah(detail::ContextImpl& ctx, MatrixView<T> panel, VectorView<T> ta
   const int b = static_cast<int>(panel.cols());
   const std::int64_t min_rows = panel_qr_ah_min_rows(static_cast<int>(sizeof(T)));
   if (min_rows <= 0 || h < min_rows || b < 2 || b > kB || h < 2 * b) return nullptr;
+  // Layout: kMaxParts partials, D, the status word (as before the tall path was added), then
+  // the tall panels' partials and their sums.
   T* parts = workspace;
-  T* sums = parts + static_cast<std::int64_t>(kMaxPartsTall) * kB * kB;
-  T* dm = sums + static_cast<std::int64_t>(kSumSegments) * kB * kB;
+  T* dm = parts + static_cast<std::int64_t>(kMaxParts) * kB * kB;
   int* status = reinterpret_cast<int*>(dm + kB * kB);
+  T* tall_parts = dm + kB * kB + 32;
+  T* sums = tall_parts + static_cast<std::int64_t>(kMaxPartsTall) * kB * kB;
   const std::int64_t below = h - b;
   const bool tall = below > kMaxParts * kTallChunk;
   const std::int64_t max_parts = tall ? kMaxPartsTall : kMaxParts;
@@ -380,11 +384,11 @@ int* panel_qr_ah(detail::ContextImpl& ctx, MatrixView<T> panel, VectorView<T> ta
   const double threshold = std::max(detail::kAhRemainingFraction,
                                     std::sqrt(double(std::numeric_limits<T>::epsilon())));
   ah_gram_kernel<T><<<nparts, kThreads, 0, ctx.stream>>>(panel.data(), panel.ld(), h, b, chunk,
-                                                         parts);
+                                                         tall ? tall_parts : parts);
   GPUQR_CUDA_CHECK_LAUNCH(ctx.stream);
   if (tall) {
-    ah_sum_parts_kernel<T><<<dim3(kB, kSumSegments), kThreads, 0, ctx.stream>>>(parts, nparts,
-                                                                              sums);
+    ah_sum_parts_kernel<T><<<dim3(kB, kSumSegments), kThreads, 0, ctx.stream>>>(
+        tall_parts, nparts, sums);
     GPUQR_CUDA_CHECK_LAUNCH(ctx.stream);
     parts = sums;
     nparts = kSumSegments;
