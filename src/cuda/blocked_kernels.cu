@@ -319,7 +319,8 @@ void panel_qr(detail::ContextImpl& ctx, MatrixView<T> panel, VectorView<T> tau,
   const int b = static_cast<int>(panel.cols());
   const std::int64_t elems = panel_qr_workspace_elems(panel.rows(), b);
   T* ws = static_cast<T*>(detail::cuda_workspace(
-      ctx, static_cast<std::size_t>(elems + panel_qr_ah_workspace_elems()) * sizeof(T)));
+      ctx, static_cast<std::size_t>(elems + panel_qr_ah_workspace_elems(panel.rows())) *
+               sizeof(T)));
   // The AH panel first where the fused kernel can stand in for it (its status decides on
   // the device which of the two factors the panel).
   const int* skip = panel_qr_fused_fits(ctx.device, static_cast<int>(sizeof(T)), panel.rows(), b)
@@ -352,7 +353,7 @@ bool panel_qr_ah_only(detail::ContextImpl& ctx, MatrixView<T> panel, VectorView<
                       MatrixView<T> v, MatrixView<T> t) {
   DeviceGuard guard(ctx.device);
   T* ws = static_cast<T*>(detail::cuda_workspace(
-      ctx, static_cast<std::size_t>(panel_qr_ah_workspace_elems()) * sizeof(T)));
+      ctx, static_cast<std::size_t>(panel_qr_ah_workspace_elems(panel.rows())) * sizeof(T)));
   const int* status = panel_qr_ah<T>(ctx, panel, tau, v, t, ws);
   if (status == nullptr) return false;
   int host = -1;

@@ -43,11 +43,11 @@ bool panel_qr_fused_fits(int device, int elem_bytes, std::int64_t h, int b);
 /// factored, with the same outputs as the fused kernels; 0: left unchanged because the
 /// norm-update test would end it early or a column's squares leave the safe range), to be
 /// passed as `skip` to the fused kernel launched next; nullptr when nothing was launched.
-/// `workspace` holds panel_qr_ah_workspace_elems() elements.
+/// `workspace` holds panel_qr_ah_workspace_elems(h) elements for an h-row panel.
 template <class T>
 int* panel_qr_ah(detail::ContextImpl& ctx, MatrixView<T> panel, VectorView<T> tau,
                  MatrixView<T> v, MatrixView<T> t, T* workspace);
-std::int64_t panel_qr_ah_workspace_elems();
+std::int64_t panel_qr_ah_workspace_elems(std::int64_t h);
 /// The values set by panel_qr_single_block, panel_qr_ah_mode and panel_qr_ah_warp_mode (-1:
 /// none), for knob_signature.
 int panel_qr_single_override();

@@ -45,6 +45,9 @@ constexpr int kMaxParts = 128;  // partial Gram matrices summed by the top kerne
 constexpr int kMaxPartsTall = 2048;
 constexpr std::int64_t kTallChunk = 512;
 constexpr int kSumSegments = 16;
+/// Whether an h-row panel takes the tall path (h - kB: the fewest rows below its top block);
+/// the workspace's size follows it (panel_qr_ah_workspace_elems).
+bool tall_panel(std::int64_t h) { return h - kB > kMaxParts * kTallChunk; }
 constexpr int kMinChunk = 64;   // rows per partial, at least
 constexpr int kTopThreads = 256;  // the b x b work: 8 warps of 4 rows (4 warps of 8: 1.3x slower)
 constexpr int kScaleThreads = 64;  // V_B = P_B D: small blocks spread short panels over SMs
@@ -353,11 +356,13 @@ std::int64_t panel_qr_ah_min_rows(int elem_bytes) {
   return elem_bytes == 8 ? kMinRowsDouble : kMinRowsFloat;
 }
 
-std::int64_t panel_qr_ah_workspace_elems() {
-  // Partial Gram matrices, D, the status word (one element's room, aligned), then a tall
-  // panel's partials and their sums by segment.
-  return static_cast<std::int64_t>(kMaxParts + kMaxPartsTall + kSumSegments) * kB * kB +
-         kB * kB + 32;
+std::int64_t panel_qr_ah_workspace_elems(std::int64_t h) {
+  // Partial Gram matrices, D, the status word (one element's room, aligned), then, for a tall
+  // panel only, its partials and their sums by segment (so that other panels' workspace stays
+  // as it was before the tall path).
+  const std::int64_t base = static_cast<std::int64_t>(kMaxParts) * kB * kB + kB * kB + 32;
+  return tall_panel(h) ? base + static_cast<std::int64_t>(kMaxPartsTall + kSumSegments) * kB * kB
+                       : base;
 }
 
 template <class T>
@@ -375,7 +380,7 @@ int* panel_qr_ah(detail::ContextImpl& ctx, MatrixView<T> panel, VectorView<T> ta
   T* tall_parts = dm + kB * kB + 32;
   T* sums = tall_parts + static_cast<std::int64_t>(kMaxPartsTall) * kB * kB;
   const std::int64_t below = h - b;
-  const bool tall = below > kMaxParts * kTallChunk;
+  const bool tall = tall_panel(h);  // then below > kMaxParts * kTallChunk too
   const std::int64_t max_parts = tall ? kMaxPartsTall : kMaxParts;
   std::int64_t chunk = std::max<std::int64_t>(tall ? kTallChunk : kMinChunk,
                                               (below + max_parts - 1) / max_parts);
