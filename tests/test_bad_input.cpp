@@ -104,8 +104,11 @@ TEST_P(BadInput, NanOrInfFoundAnywhereInATallMatrix) {
   GPUQR_FOR_PRECISION(([&]<class T>() {
     const std::int64_t m = 40001, n = 3;
     const Matrix<T> clean = random_matrix<T>(m + 3, n, 21);
-    for (auto [i, j] : {std::pair<std::int64_t, std::int64_t>{0, 0}, {m - 1, n - 1}, {5119, 0},
-                        {20000, 1}, {39999, 2}}) {
+    for (auto [i, j] : {std::pair<std::int64_t, std::int64_t>{0, 0},
+                        {m - 1, n - 1},
+                        {5119, 0},
+                        {20000, 1},
+                        {39999, 2}}) {
       for (T poison : {std::numeric_limits<T>::quiet_NaN(), -std::numeric_limits<T>::infinity()}) {
         SCOPED_TRACE("(" + std::to_string(i) + ", " + std::to_string(j) + ")");
         Matrix<T> host = clean.clone();

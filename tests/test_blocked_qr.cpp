@@ -90,8 +90,9 @@ TEST_P(BlockedQR, PanelsTooTallForTheFusedKernels) {
       const Matrix<T> r = upper_r(to_host(ctx(), q), n);
       detail::blocked_orgqr<T>(ctx(), n, q.view(), VectorView<const T>(vec(tau)));
       const Matrix<T> qh = to_host(ctx(), q);
-      EXPECT_LT(track("backward error", accuracy::qr_backward_error<T>(a.view(), qh.view(), r.view())),
-                kBound);
+      EXPECT_LT(
+          track("backward error", accuracy::qr_backward_error<T>(a.view(), qh.view(), r.view())),
+          kBound);
       EXPECT_LT(track("orthogonality", accuracy::orthogonality<T>(qh.view())), kBound);
     }
   }));

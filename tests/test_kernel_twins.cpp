@@ -59,8 +59,16 @@ TEST_P(KernelTwins, PanelQrMatchesGeqr2) {
     // widths up to the kernel's 32, and a panel too tall for it (the fallback path).
     // 150000 x 32 (FP64) and 300001 x 32 (both) are too tall for the fused kernels: the AH
     // panel with its status read back, cuSOLVER's geqrf where it declines (rank-deficient).
-    for (auto [h, b] : {std::pair<int, int>{1, 1}, {5, 5}, {33, 32}, {200, 7}, {1000, 32},
-                        {5000, 32}, {40000, 17}, {70001, 32}, {150000, 32}, {300001, 32}}) {
+    for (auto [h, b] : {std::pair<int, int>{1, 1},
+                        {5, 5},
+                        {33, 32},
+                        {200, 7},
+                        {1000, 32},
+                        {5000, 32},
+                        {40000, 17},
+                        {70001, 32},
+                        {150000, 32},
+                        {300001, 32}}) {
       for (MatrixKind kind : {MatrixKind::random, MatrixKind::graded, MatrixKind::rank_deficient}) {
         SCOPED_TRACE(std::to_string(h) + "x" + std::to_string(b) + " " + to_string(kind));
         const std::int64_t rank =
@@ -362,8 +370,16 @@ TEST_P(KernelTwins, LarftMatchesLapackOnEveryMergePath) {
     const double base_bound = 200.0 * accuracy::eps<T>();
     std::uint64_t seed = 40;
     // 70001 x 64: V^T V with a long inner dimension.
-    for (auto [h, k] : {std::pair<int, int>{40, 1}, {300, 31}, {300, 32}, {129, 33}, {700, 64},
-                        {517, 100}, {400, 128}, {517, 200}, {2000, 256}, {611, 300},
+    for (auto [h, k] : {std::pair<int, int>{40, 1},
+                        {300, 31},
+                        {300, 32},
+                        {129, 33},
+                        {700, 64},
+                        {517, 100},
+                        {400, 128},
+                        {517, 200},
+                        {2000, 256},
+                        {611, 300},
                         {70001, 64}}) {
       // Sums over h rows: rounding grows like sqrt(h) past the short cases.
       const double bound = base_bound * std::max(1.0, std::sqrt(double(h) / 2000.0));
@@ -413,8 +429,13 @@ TEST_P(KernelTwins, LarfbMatchesLapackOnBothPaths) {
     const double base_bound = 200.0 * accuracy::eps<T>();
     std::uint64_t seed = 70;
     // 70001 rows: V^T C (left side) and C V (right side) with a long inner dimension.
-    for (auto [h, k] : {std::pair<int, int>{40, 1}, {300, 33}, {517, 100}, {2000, 256}, {611, 300},
-                        {70001, 32}, {70001, 96}}) {
+    for (auto [h, k] : {std::pair<int, int>{40, 1},
+                        {300, 33},
+                        {517, 100},
+                        {2000, 256},
+                        {611, 300},
+                        {70001, 32},
+                        {70001, 96}}) {
       // Sums over h rows: rounding grows like sqrt(h) past the short cases.
       const double bound = base_bound * std::max(1.0, std::sqrt(double(h) / 2000.0));
       const auto [v, tau] = reflectors<T>(h, k, seed++);

@@ -201,6 +201,26 @@ TEST_P(TsqrMethods, ExplicitAcrossShapes) {
   }));
 }
 
+/// Q by the library's own orgqr from geqrf's form (f, tau), and R from f's upper triangle:
+/// backward error and orthogonality against LAPACK's bounds; Q (host) is returned.
+template <class T>
+Matrix<T> check_geqrf_form(Context& ctx, const Matrix<T>& a, const Matrix<T>& f,
+                           const Matrix<T>& tau, const std::string& label) {
+  const std::int64_t n = a.cols();
+  Matrix<T> q = Matrix<T>::copy_of(f.view(), f.space(), f.device());
+  orgqr<T>(ctx, n, q.view(), VectorView<const T>(tau.data(), n, f.space(), f.device()));
+  const Matrix<T> fh = to_host(ctx, f);
+  Matrix<T> qh = to_host(ctx, q);
+  Matrix<T> rh(n, n);
+  for (std::int64_t j = 0; j < n; ++j)
+    for (std::int64_t i = 0; i < n; ++i) rh(i, j) = i <= j ? fh(i, j) : T(0);
+  EXPECT_LT(track(label + " backward error",
+                  accuracy::qr_backward_error<T>(a.view(), qh.view(), rh.view())),
+            kLapackBound);
+  EXPECT_LT(track(label + " orthogonality", accuracy::orthogonality<T>(qh.view())), kLapackBound);
+  return qh;
+}
+
 TEST_P(TsqrMethods, GeqrfFormWorksWithOrgqrAndOrmqr) {
   GPUQR_FOR_PRECISION(([&]<class T>() {
     const double eps = accuracy::eps<T>();
@@ -215,17 +235,11 @@ TEST_P(TsqrMethods, GeqrfFormWorksWithOrgqrAndOrmqr) {
                                             VectorView<T>(tau.data(), n, f.space(), f.device()),
                                             with(method));
         // Q by the library's own orgqr from the reflectors and tau.
-        Matrix<T> q = Matrix<T>::copy_of(f.view(), f.space(), f.device());
-        orgqr<T>(ctx(), n, q.view(), VectorView<const T>(tau.data(), n, f.space(), f.device()));
-        const Matrix<T> fh = to_host(ctx(), f), qh = to_host(ctx(), q);
+        const Matrix<T> qh = check_geqrf_form<T>(ctx(), a, f, tau, "tsqr_geqrf");
+        const Matrix<T> fh = to_host(ctx(), f);
         Matrix<T> rh(n, n);
         for (std::int64_t j = 0; j < n; ++j)
           for (std::int64_t i = 0; i < n; ++i) rh(i, j) = i <= j ? fh(i, j) : T(0);
-        EXPECT_LT(track("tsqr_geqrf backward error",
-                        accuracy::qr_backward_error<T>(a.view(), qh.view(), rh.view())),
-                  kLapackBound);
-        EXPECT_LT(track("tsqr_geqrf orthogonality", accuracy::orthogonality<T>(qh.view())),
-                  kLapackBound);
         // ormqr with the same reflectors: Q^T A = R (zeros below the first n rows).
         Matrix<T> c = to_ctx<T>(ctx(), a.view());
         ormqr<T>(ctx(), Side::left, Op::trans, f.view(),
@@ -271,17 +285,7 @@ TEST_P(TsqrMethods, WideGeqrfFormByHouseholder) {
     const TsqrInfo info =
         tsqr_geqrf<T>(ctx(), f.view(), VectorView<T>(tau.data(), n, f.space(), f.device()));
     EXPECT_EQ(info.method, TsqrMethod::householder);
-    Matrix<T> q = Matrix<T>::copy_of(f.view(), f.space(), f.device());
-    orgqr<T>(ctx(), n, q.view(), VectorView<const T>(tau.data(), n, f.space(), f.device()));
-    const Matrix<T> fh = to_host(ctx(), f), qh = to_host(ctx(), q);
-    Matrix<T> rh(n, n);
-    for (std::int64_t j = 0; j < n; ++j)
-      for (std::int64_t i = 0; i < n; ++i) rh(i, j) = i <= j ? fh(i, j) : T(0);
-    EXPECT_LT(track("wide tsqr_geqrf backward error",
-                    accuracy::qr_backward_error<T>(a.view(), qh.view(), rh.view())),
-              kLapackBound);
-    EXPECT_LT(track("wide tsqr_geqrf orthogonality", accuracy::orthogonality<T>(qh.view())),
-              kLapackBound);
+    check_geqrf_form<T>(ctx(), a, f, tau, "wide tsqr_geqrf");
     Matrix<T> qe = to_ctx<T>(ctx(), a.view());
     Matrix<T> re(n, n, qe.space(), qe.device());
     EXPECT_EQ(tsqr_explicit<T>(ctx(), qe.view(), re.view()).method, TsqrMethod::cholesky_qr2);

@@ -198,9 +198,9 @@ void blocked_geqrf(const Context& ctx, MatrixView<T> a, VectorView<T> tau, Block
     lane_signal(ctx, main, side);  // the next panel's columns are up to date
     // A panel that waits for the device (a status read back) would hold back the enqueueing
     // of the rest of the update, and the main lane would idle meanwhile: the update first.
-    const bool waits = GPUQR_DISPATCH_ON(ctx, side, panel_waits_for_host,
-                                         static_cast<int>(sizeof(T)), m - jn,
-                                         std::min(bs.inner, jbn));
+    const bool waits =
+        GPUQR_DISPATCH_ON(ctx, side, panel_waits_for_host, static_cast<int>(sizeof(T)), m - jn,
+                          std::min(bs.inner, jbn));
     if (waits) update(jn + jbn, n);
     inner = factor_outer_panel<T>(ctx, side, a, tau, jn, jbn,
                                   vbuf[(p + 1) % 2].block(0, 0, m - jn, jbn),

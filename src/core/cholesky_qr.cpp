@@ -147,8 +147,7 @@ CholeskyQrOutcome cholesky_qr(const Context& ctx, MatrixView<const T> a, MatrixV
   for (int s = 0; s < steps; ++s) {
     if (outcome.single_pass) {
       // G = (A R_1^{-1})^T (A R_1^{-1}) in one read of A; W is not kept.
-      GPUQR_DISPATCH(ctx, gram_of_upper_product, a, MatrixView<const T>(buf.rinv[0]),
-                     buf.r[s]);
+      GPUQR_DISPATCH(ctx, gram_of_upper_product, a, MatrixView<const T>(buf.rinv[0]), buf.r[s]);
     } else {
       GPUQR_DISPATCH(ctx, gram, in, buf.r[s]);
     }

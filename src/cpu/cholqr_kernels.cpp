@@ -118,8 +118,8 @@ void gram_of_product(detail::ContextImpl&, MatrixView<const T> a, MatrixView<con
 }
 
 template <class T>
-void gram_of_upper_product(detail::ContextImpl& ctx, MatrixView<const T> a,
-                           MatrixView<const T> x, MatrixView<T> g) {
+void gram_of_upper_product(detail::ContextImpl& ctx, MatrixView<const T> a, MatrixView<const T> x,
+                           MatrixView<T> g) {
   gram_of_product<T>(ctx, a, x, g);  // X's zeros are multiplied like any entry here
 }
 
