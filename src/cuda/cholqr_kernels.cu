@@ -171,7 +171,7 @@ std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; 
 
 // The Gram matrix of m x n (m huge, n small) by hand-made split-K (long_gemm.hpp): cuBLAS's
 // single GEMM of shape n x n x m has only (n / tile)^2 output tiles to spread over the GPU.
-// Its own split rule (measured for the Gram matrix, gram_split) rather than long_gemm_split.
+// Its own split rule (gram_split, measured for the Gram matrix: n <= 128 only).
 constexpr std::int64_t kMinBlockRows = 4096;
 constexpr std::int64_t kMaxBlocks = 128;
 constexpr std::size_t kPartialBytes = std::size_t(64) << 20;
