@@ -21,6 +21,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <functional>
+#include <limits>
 #include <sstream>
 #include <string>
 #include <type_traits>
@@ -46,6 +47,7 @@ struct Options {
   std::vector<char> precisions = {'d', 's'};
   int repeat = 3;
   std::string json;
+  bool baseline = true;  // --baseline none: ours only (for profilers)
 };
 
 std::vector<std::string> split(const std::string& text) {
@@ -60,7 +62,7 @@ int usage(const char* why) {
   std::fprintf(stderr,
                "gpuqr_tsqr_bench: %s\nusage: gpuqr_tsqr_bench [--m LIST] [--n LIST] "
                "[--methods LIST] [--forms r,rb,explicit,geqrf] [--precision d,s] [--repeat N] "
-               "[--json FILE]\n",
+               "[--json FILE] [--baseline cusolver|none]\n",
                why);
   return 2;
 }
@@ -86,6 +88,9 @@ bool parse(int argc, char** argv, Options& o) {
       o.repeat = std::max(1, std::stoi(v));
     } else if (arg == "--json") {
       o.json = v;
+    } else if (arg == "--baseline") {
+      if (v != "cusolver" && v != "none") return false;
+      o.baseline = v == "cusolver";
     } else {
       return false;
     }
@@ -268,12 +273,14 @@ void run_shape(const Options& o, std::int64_t m, std::int64_t n, double bandwidt
   };
   auto sync = [&] { CUDA_OK(cudaStreamSynchronize(stream)); };
   auto geqrf = [&] { SOLVER_OK(Solver<T>::geqrf(solver, int(m), int(n), a, tau, work, lw_geqrf, info)); };
-  const double base_geqrf = time_ms(o.repeat, restore, geqrf, sync);
-  const double base_full = time_ms(o.repeat, restore, [&] {
+  // Without the baseline (--baseline none) its times are NaN and its orthogonality 1.
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const double base_geqrf = o.baseline ? time_ms(o.repeat, restore, geqrf, sync) : nan;
+  const double base_full = o.baseline ? time_ms(o.repeat, restore, [&] {
     geqrf();
     SOLVER_OK(Solver<T>::orgqr(solver, int(m), int(n), a, tau, work, lw_orgqr, info));
-  }, sync);
-  const double base_orth = orthogonality<T>(blas, a, m, n);
+  }, sync) : nan;
+  const double base_orth = o.baseline ? orthogonality<T>(blas, a, m, n) : 1.0;
   const double floor_ms = 2.0 * double(bytes) / bandwidth * 1e3;
   const gpuqr::MatrixView<T> av(a, m, n, m, gpuqr::MemorySpace::device, 0);
   const gpuqr::MatrixView<T> rv(r, n, n, n, gpuqr::MemorySpace::device, 0);
