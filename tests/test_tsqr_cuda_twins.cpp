@@ -5,6 +5,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
+#include <limits>
+#include <string>
 #include <vector>
 
 #include "gpuqr/accuracy.hpp"
@@ -99,6 +102,128 @@ TEST_P(TsqrCudaTwins, CholeskyBreakdownIsReportedNotThrown) {
         ctx().impl(), g_gpu.view(), rinv.view(), 0.0,
         vec(st));
     EXPECT_EQ(to_host(ctx(), st)(detail::kStatusBreakdown, 0), 4.0);  // column 3, 1-based
+  }));
+}
+
+// The one-block Cholesky + inverse (src/cuda/cholesky_small.cu, n <= 128): every width
+// around its 32-column panels, graded and ill-conditioned Gram matrices, a leading dimension
+// past n, with and without the shift. R is checked on its own (backward error of R^T R) and
+// against the CPU twin within the bound scaled by R's conditioning; R^{-1} by the residual of
+// R^{-1} R - I entry by entry against |R^{-1}| |R| (the bound of a computed inverse).
+TEST_P(TsqrCudaTwins, SmallCholeskyAndInverseMatchCpu) {
+  GPUQR_FOR_PRECISION(([&]<class T>() {
+    Context cpu = Context::cpu();
+    const double eps = accuracy::eps<T>();
+    const bool dbl = sizeof(T) == 8;
+    std::uint64_t seed = 900;
+    for (MatrixKind kind : {MatrixKind::random, MatrixKind::graded, MatrixKind::ill_conditioned}) {
+      for (std::int64_t n : {1, 2, 31, 32, 33, 64, 65, 100, 127, 128}) {
+        const double shift_factor = n % 2 == 1 ? 1e-3 : 0.0;
+        const std::int64_t pad = n == 65 ? 3 : 0;  // G and R^{-1} with ld > n
+        SCOPED_TRACE(std::string(to_string(kind)) + " n " + std::to_string(n));
+        const Matrix<T> a =
+            make_matrix<T>(kind, 2 * n + 37, n, seed++, dbl ? 1e6 : 1e2);
+        Matrix<T> g(n, n);
+        kernels::cpu::gram<T>(cpu.impl(), a.view(), g.view());
+        Matrix<T> r_cpu = g.clone(), rinv_cpu(n, n);
+        std::vector<double> st_cpu(detail::kStatusSize);
+        kernels::cpu::cholesky_inverse<T>(cpu.impl(), r_cpu.view(), rinv_cpu.view(), shift_factor,
+                                          VectorView<double>(st_cpu.data(), detail::kStatusSize));
+        ASSERT_EQ(st_cpu[detail::kStatusBreakdown], 0.0);
+        Matrix<T> gp(n + pad, n), xp(n + pad, n);
+        for (std::int64_t j = 0; j < n; ++j)
+          for (std::int64_t i = 0; i < n + pad; ++i) {
+            gp(i, j) = i < n ? g(i, j) : T(7);  // the rows past n must stay as they are
+            xp(i, j) = T(7);
+          }
+        Matrix<T> g_gpu = device_copy(ctx(), gp), x_gpu = device_copy(ctx(), xp);
+        Matrix<double> st_gpu = device_matrix<double>(ctx(), detail::kStatusSize, 1);
+        kernels::cuda::cholesky_inverse<T>(ctx().impl(), g_gpu.view().block(0, 0, n, n),
+                                           x_gpu.view().block(0, 0, n, n), shift_factor,
+                                           vec(st_gpu));
+        const Matrix<double> st = to_host(ctx(), st_gpu);
+        const Matrix<T> rp = to_host(ctx(), g_gpu), xb = to_host(ctx(), x_gpu);
+        for (std::int64_t j = 0; j < n; ++j)
+          for (std::int64_t i = n; i < n + pad; ++i) {
+            ASSERT_EQ(rp(i, j), T(7));
+            ASSERT_EQ(xb(i, j), T(7));
+          }
+        Matrix<T> r(n, n), x(n, n);
+        for (std::int64_t j = 0; j < n; ++j)
+          for (std::int64_t i = 0; i < n; ++i) {
+            r(i, j) = rp(i, j);
+            x(i, j) = xb(i, j);
+            if (i > j) {
+              ASSERT_EQ(r(i, j), T(0)) << i << "," << j;
+              ASSERT_EQ(x(i, j), T(0)) << i << "," << j;
+            }
+          }
+        EXPECT_EQ(st(detail::kStatusBreakdown, 0), 0.0);
+        for (int k : {int(detail::kStatusOffset), int(detail::kStatusTrace),
+                      int(detail::kStatusInverseNorm), int(detail::kStatusMinDiag),
+                      int(detail::kStatusMaxDiag), int(detail::kStatusShift)})
+          EXPECT_NEAR(st(k, 0), st_cpu[k], 1e3 * n * eps * std::abs(st_cpu[k]) + 1e-300)
+              << "status entry " << k;
+        // R^T R = G + shift I within Cholesky's backward error.
+        const double shift = st_cpu[detail::kStatusShift];
+        double worst = 0.0;
+        for (std::int64_t j = 0; j < n; ++j)
+          for (std::int64_t i = 0; i <= j; ++i) {
+            double v = 0.0, mag = 0.0;
+            for (std::int64_t k = 0; k <= i; ++k) {
+              v += double(r(k, i)) * double(r(k, j));
+              mag += std::abs(double(r(k, i)) * double(r(k, j)));
+            }
+            const double target = double(g(i, j)) + (i == j ? shift : 0.0);
+            worst = std::max(worst, std::abs(v - target) / (mag * n * eps));
+          }
+        EXPECT_LT(worst, 4.0) << "R^T R - G entry over |R^T| |R| n eps";
+        const double kappa = st_cpu[detail::kStatusMaxDiag] / st_cpu[detail::kStatusMinDiag];
+        EXPECT_LT(entry_diff(r, r_cpu), 100.0 * n * eps * std::max(1.0, kappa));
+        // R^{-1} R = I within |R^{-1}| |R| n eps, entry by entry.
+        worst = 0.0;
+        for (std::int64_t j = 0; j < n; ++j)
+          for (std::int64_t i = 0; i <= j; ++i) {
+            double v = 0.0, mag = 0.0;
+            for (std::int64_t k = i; k <= j; ++k) {
+              v += double(x(i, k)) * double(r(k, j));
+              mag += std::abs(double(x(i, k)) * double(r(k, j)));
+            }
+            worst = std::max(worst, std::abs(v - (i == j ? 1.0 : 0.0)) / (mag * n * eps));
+          }
+        EXPECT_LT(worst, 4.0) << "R^{-1} R - I entry over |R^{-1}| |R| n eps";
+      }
+    }
+  }));
+}
+
+// Breakdowns in every panel of the one-block kernel, at potrf's 1-based column; a NaN pivot
+// counts as one (as LAPACK's potrf). R^{-1}'s buffer is left alone.
+TEST_P(TsqrCudaTwins, SmallCholeskyBreakdownColumn) {
+  GPUQR_FOR_PRECISION(([&]<class T>() {
+    struct Case {
+      std::int64_t n, col;
+      bool nan;
+    };
+    for (Case c : {Case{100, 70, false}, Case{128, 127, false}, Case{33, 32, false},
+                   Case{64, 0, false}, Case{40, 5, true}}) {
+      SCOPED_TRACE("n " + std::to_string(c.n) + " column " + std::to_string(c.col));
+      Matrix<T> g(c.n, c.n);
+      for (std::int64_t j = 0; j < c.n; ++j)
+        for (std::int64_t i = 0; i < c.n; ++i) g(i, j) = i == j ? T(2) : T(0.01);
+      g(c.col, c.col) = c.nan ? std::numeric_limits<T>::quiet_NaN() : T(-1);
+      Matrix<T> g_gpu = to_ctx<T>(ctx(), g.view());
+      Matrix<T> x(c.n, c.n);
+      for (std::int64_t j = 0; j < c.n; ++j)
+        for (std::int64_t i = 0; i < c.n; ++i) x(i, j) = T(3);
+      Matrix<T> x_gpu = to_ctx<T>(ctx(), x.view());
+      Matrix<double> st = device_matrix<double>(ctx(), detail::kStatusSize, 1);
+      kernels::cuda::cholesky_inverse<T>(ctx().impl(), g_gpu.view(), x_gpu.view(), 0.0, vec(st));
+      EXPECT_EQ(to_host(ctx(), st)(detail::kStatusBreakdown, 0), double(c.col + 1));
+      const char* knob = std::getenv("GPUQR_SMALL_CHOLESKY");  // "0": the cuSOLVER route
+      if (knob == nullptr || std::string(knob) != "0")
+        EXPECT_EQ(entry_diff(to_host(ctx(), x_gpu), x), 0.0);
+    }
   }));
 }
 

@@ -1,8 +1,9 @@
 // CUDA backend of the CholeskyQR leaves (src/core/cholqr_kernels.hpp): the Gram matrix and
 // Q = A R^{-1} by cuBLAS GEMM (never SYRK/TRSM on the tall matrix: both run far below the
 // memory bandwidth on these shapes; TRSM is kept for ill-conditioned R, where the explicit
-// inverse would cost accuracy), the n x n Cholesky by cuSOLVER potrf, R^{-1} by a TRSM
-// on the identity (n x n only), and small one-block kernels for the status (shift, norms,
+// inverse would cost accuracy), the n x n Cholesky and R^{-1} by one block for n <= 128
+// (src/cuda/cholesky_small.cu), else by cuSOLVER potrf and a TRSM on the identity (n x n
+// only), and small one-block kernels for the status (shift, norms,
 // breakdown) so that nothing here waits for the GPU. orhr_col is in src/cuda/orhr_col.cu.
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
@@ -16,6 +17,7 @@
 #include "src/core/blocked_kernels.hpp"
 #include "src/core/cholqr_kernels.hpp"
 #include "src/cuda/check.hpp"
+#include "src/cuda/cholesky_small.hpp"
 #include "src/cuda/cholqr_blas.hpp"
 #include "src/cuda/gram_kernels.hpp"
 #include "src/cuda/long_gemm.hpp"
@@ -298,6 +300,10 @@ void cholesky_inverse(detail::ContextImpl& ctx, MatrixView<T> g, MatrixView<T> r
   if (n == 0) {
     GPUQR_CUDA_CHECK(cudaMemsetAsync(status.data(), 0, detail::kStatusSize * sizeof(double),
                                      ctx.stream));
+    return;
+  }
+  if (small_cholesky_wanted(n)) {  // one launch instead of a dozen (cholesky_small.hpp)
+    small_cholesky_inverse<T>(ctx, g, rinv, shift_factor, status);
     return;
   }
   gram_status_kernel<T><<<1, kReduceThreads, 0, ctx.stream>>>(g.data(), g.ld(), n, shift_factor,

@@ -425,11 +425,14 @@ void launch_dmma(detail::ContextImpl& ctx, MatrixView<const double> a, const dou
   GPUQR_CUDA_CHECK_LAUNCH(ctx.stream);
 }
 
-/// GPUQR_GRAM_DMMA: the FP64 kernels' mma shape, 884, 1684 or 1688 (default); read on every
-/// call, so that a benchmark can compare them in one run.
-dmma::Mma dmma_shape() {
+/// GPUQR_GRAM_DMMA: the FP64 kernels' mma shape, 884, 1684 or 1688; read on every call, so
+/// that a benchmark can compare them in one run. Default: m16n8k4 at NP = 128, m16n8k8 below.
+/// CholeskyQR2 on 1048576 x 128 (R alone / explicit Q, ms): H200 (session 16 run 1) 1684
+/// 2.168 / 2.944, 1688 2.292 / 3.072, 884 2.827 / 3.616; H100 (session 7) R alone 1684
+/// 2.154, 1688 2.307; at n = 64 the H100 had 1688 ahead (0.893 against 0.920).
+dmma::Mma dmma_shape(int np) {
   const char* v = std::getenv("GPUQR_GRAM_DMMA");
-  if (v == nullptr || *v == '\0') return dmma::Mma::m16n8k8;
+  if (v == nullptr || *v == '\0') return np == 128 ? dmma::Mma::m16n8k4 : dmma::Mma::m16n8k8;
   const std::string s(v);
   for (dmma::Mma m : {dmma::Mma::m8n8k4, dmma::Mma::m16n8k4, dmma::Mma::m16n8k8})
     if (s == std::to_string(static_cast<int>(m))) return m;
@@ -440,7 +443,7 @@ dmma::Mma dmma_shape() {
 template <int NP, bool Product>
 void launch_dmma(detail::ContextImpl& ctx, MatrixView<const double> a, const double* x,
                  std::int64_t ldx, MatrixView<double> g) {
-  switch (dmma_shape()) {
+  switch (dmma_shape(NP)) {
     case dmma::Mma::m8n8k4:
       return launch_dmma<NP, Product, dmma::Mma::m8n8k4>(ctx, a, x, ldx, g);
     case dmma::Mma::m16n8k4:
