@@ -137,7 +137,8 @@ void cholesky_inverse(detail::ContextImpl&, MatrixView<T> g, MatrixView<T> rinv,
       offset += e * e;
       if (i == j) trace += double(g(i, i));
     }
-  const double shift = shift_factor * trace;
+  // No shift asked, none added (a NaN trace must not turn "none" into NaN).
+  const double shift = shift_factor != 0.0 ? shift_factor * trace : 0.0;
   s[detail::kStatusOffset] = std::sqrt(offset);
   s[detail::kStatusTrace] = trace;
   s[detail::kStatusShift] = shift;

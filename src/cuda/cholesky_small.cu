@@ -22,6 +22,7 @@
 #include <cuda_runtime.h>
 
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <string>
 
@@ -39,6 +40,16 @@ constexpr int kWarps = kThreads / 32;
 constexpr unsigned kFull = 0xffffffffu;
 // Block column step of the inverse: outputs per thread (96 x 32 at most, over 512 threads).
 constexpr int kInvPerThread = (kSmallCholeskyMaxCols - kNb) * kNb / kThreads;
+
+// Measurements only: with GPUQR_SMALL_CHOLESKY_TRACE=1 the host sets g_chol_trace, thread 0
+// stamps clock64() at each phase's end into g_chol_clocks, and the launch prints the phases'
+// cycles to stderr (after a sync: never in normal runs).
+constexpr int kClockSlots = 24;
+__device__ int g_chol_trace = 0;
+__device__ long long g_chol_clocks[kClockSlots];
+__device__ __forceinline__ void stamp(bool on, int slot) {
+  if (on && threadIdx.x == 0 && slot < kClockSlots) g_chol_clocks[slot] = clock64();
+}
 
 /// Block-wide sum / max / min of doubles, returned to every thread.
 template <class Op>
@@ -83,27 +94,42 @@ __global__ void __launch_bounds__(kThreads, 1)
   T* s = reinterpret_cast<T*>(smem_raw);  // np x np, ld
   T* xd = s + np * ld;                     // the diagonal blocks' inverses, 32 x 32 (ld 33) each
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  const bool trace = g_chol_trace != 0;
+  stamp(trace, 0);
 
   // ---- G into shared memory (identity padding), its status, the shift ----
+  // kLoads loads in flight per thread (G is in L2, just written: latency, not bandwidth).
+  constexpr int kLoads = 16;
   double off = 0.0, tr = 0.0;
-  for (int e = tid; e < np * np; e += kThreads) {
-    const int i = e % np, j = e / np;
-    T v = i == j ? T(1) : T(0);
-    if (i < n && j < n) {
-      v = g[i + std::int64_t(j) * ldg];
-      const double d = double(v) - (i == j ? 1.0 : 0.0);
-      off += d * d;
-      if (i == j) tr += double(v);
+  for (int e0 = tid; e0 < np * np; e0 += kLoads * kThreads) {
+    T v[kLoads];
+#pragma unroll
+    for (int u = 0; u < kLoads; ++u) {
+      const int e = e0 + u * kThreads, i = e % np, j = e / np;
+      v[u] = i == j ? T(1) : T(0);
+      if (e < np * np && i < n && j < n) v[u] = g[i + std::int64_t(j) * ldg];
     }
-    s[i + j * ld] = v;
+#pragma unroll
+    for (int u = 0; u < kLoads; ++u) {
+      const int e = e0 + u * kThreads, i = e % np, j = e / np;
+      if (e >= np * np) break;
+      if (i < n && j < n) {
+        const double d = double(v[u]) - (i == j ? 1.0 : 0.0);
+        off += d * d;
+        if (i == j) tr += double(v[u]);
+      }
+      s[i + j * ld] = v[u];
+    }
   }
   off = block_all(off, SumOp(), scratch);
   tr = block_all(tr, SumOp(), scratch);
-  const double shift = shift_factor * tr;
+  // No shift asked, none added (a NaN trace must not turn "none" into NaN).
+  const double shift = shift_factor != 0.0 ? shift_factor * tr : 0.0;
   if (tid == 0) breakdown = 0;
   if (shift != 0.0)
     for (int i = tid; i < n; i += kThreads) s[i + i * ld] = T(double(s[i + i * ld]) + shift);
   __syncthreads();
+  stamp(trace, 1);
 
   // ---- the factorization, panel by panel ----
   for (int p = 0; p < panels; ++p) {
@@ -116,8 +142,10 @@ __global__ void __launch_bounds__(kThreads, 1)
       for (int k = 0; k < kNb; ++k) {
         const T piv = __shfl_sync(kFull, d[k], k);
         if (lane == 0 && !(piv > T(0)) && breakdown == 0 && c0 + k < n) breakdown = c0 + k + 1;
-        const T rkk = sqrt(piv);  // NaN past a breakdown, as potrf's leftovers
-        const T inv = T(1) / rkk;
+        // 1 / sqrt first (one op on the chain of pivots; potrf too scales by the reciprocal),
+        // R(k, k) from it. NaN past a breakdown, as potrf's leftovers.
+        const T inv = rsqrt(piv);
+        const T rkk = piv * inv;
         if (lane > k) d[k] *= inv;
         if (lane == k) {
           d[k] = rkk;
@@ -134,6 +162,7 @@ __global__ void __launch_bounds__(kThreads, 1)
         if (k <= lane) s[(c0 + k) + (c0 + lane) * ld] = d[k];
     }
     __syncthreads();
+    stamp(trace, 2 + 3 * p);
     if (rest == 0) break;
     // 2. R's row panel: R_pp^T Y = G(c0:c1, c1:np), a column per thread in registers; R_pp's
     //    rows are read from shared memory (the same address in every lane).
@@ -151,6 +180,7 @@ __global__ void __launch_bounds__(kThreads, 1)
       for (int k = 0; k < kNb; ++k) s[(c0 + k) + j * ld] = y[k];
     }
     __syncthreads();
+    stamp(trace, 3 + 3 * p);
     // 3. the trailing upper triangle: G(i, j) -= sum_k R(c0 + k, i) R(c0 + k, j), c1 <= i <= j
     for (int e = tid; e < rest * (rest + 1) / 2; e += kThreads) {
       int i, j;
@@ -166,6 +196,7 @@ __global__ void __launch_bounds__(kThreads, 1)
       s[i + j * ld] -= acc0 + acc1;
     }
     __syncthreads();
+    stamp(trace, 4 + 3 * p);
   }
 
   // ---- R out (zeros below the diagonal), min / max |R(i, i)| ----
@@ -182,6 +213,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   lo = block_all(lo, MinOp(), scratch);
   hi = block_all(hi, MaxOp(), scratch);  // its barriers order breakdown's last write too
   const int bk = breakdown;
+  stamp(trace, 14);
   if (bk != 0) {
     if (tid == 0) {
       for (int k = 0; k < detail::kStatusSize; ++k) status[k] = 0.0;
@@ -209,6 +241,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     for (int i = 0; i < kNb; ++i) xd[warp * kNb * 33 + i + lane * 33] = i <= lane ? x[i] : T(0);
   }
   __syncthreads();
+  stamp(trace, 15);
   // The diagonal blocks of s become X's (R's are out already).
   for (int e = tid; e < panels * kNb * kNb; e += kThreads) {
     const int b = e / (kNb * kNb), i = e % kNb, j = (e / kNb) % kNb;
@@ -267,6 +300,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     __syncthreads();
   }
 
+  stamp(trace, 16);
   // ---- R^{-1} out (zeros below the diagonal), its norm and finiteness, the status ----
   double inv = 0.0, bad = 0.0;
   for (int e = tid; e < n * n; e += kThreads) {
@@ -292,6 +326,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     status[detail::kStatusMinDiag] = lo;
     status[detail::kStatusMaxDiag] = hi;
   }
+  stamp(trace, 17);
 }
 
 }  // namespace
@@ -320,10 +355,38 @@ void small_cholesky_inverse(detail::ContextImpl& ctx, MatrixView<T> g, MatrixVie
   GPUQR_CUDA_CHECK(cudaFuncSetAttribute(small_cholesky_kernel<T>,
                                         cudaFuncAttributeMaxDynamicSharedMemorySize,
                                         static_cast<int>(smem)));
+  static const bool trace = [] {
+    const char* v = std::getenv("GPUQR_SMALL_CHOLESKY_TRACE");
+    return v != nullptr && std::string(v) == "1";
+  }();
+  if (trace) {
+    const int on = 1;
+    GPUQR_CUDA_CHECK(cudaMemcpyToSymbolAsync(g_chol_trace, &on, sizeof on, 0,
+                                             cudaMemcpyHostToDevice, ctx.stream));
+  }
   small_cholesky_kernel<T><<<1, kThreads, smem, ctx.stream>>>(
       g.data(), g.ld(), rinv.data(), rinv.ld(), static_cast<int>(n), shift_factor,
       status.data());
   GPUQR_CUDA_CHECK_LAUNCH(ctx.stream);
+  if (trace) {  // measurements only: waits for the kernel
+    long long c[kClockSlots] = {};
+    GPUQR_CUDA_CHECK(cudaMemcpyFromSymbolAsync(c, g_chol_clocks, sizeof c, 0,
+                                               cudaMemcpyDeviceToHost, ctx.stream));
+    GPUQR_CUDA_CHECK(cudaStreamSynchronize(ctx.stream));
+    std::fprintf(stderr, "small_cholesky n=%lld %s cycles: load %lld", static_cast<long long>(n),
+                 sizeof(T) == 8 ? "double" : "float", c[1] - c[0]);
+    long long prev = c[1];
+    for (int p = 0; p < panels; ++p) {
+      const int last = p + 1 == panels ? 1 : 3;  // the last panel stops after its factor
+      std::fprintf(stderr, " | p%d", p);
+      for (int q = 0; q < last; ++q) {
+        std::fprintf(stderr, " %lld", c[2 + 3 * p + q] - prev);
+        prev = c[2 + 3 * p + q];
+      }
+    }
+    std::fprintf(stderr, " | R out %lld, diag inv %lld, blocks %lld, out %lld; total %lld\n",
+                 c[14] - prev, c[15] - c[14], c[16] - c[15], c[17] - c[16], c[17] - c[0]);
+  }
 }
 
 template void small_cholesky_inverse<float>(detail::ContextImpl&, MatrixView<float>,

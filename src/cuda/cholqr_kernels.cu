@@ -106,7 +106,8 @@ __global__ void gram_status_kernel(T* g, std::int64_t ldg, std::int64_t n, doubl
   }
   off = block_reduce(off, Sum(), 0.0);
   tr = block_reduce(tr, Sum(), 0.0);  // its barriers also order every read above before the writes
-  const double shift = shift_factor * tr;
+  // No shift asked, none added (a NaN trace must not turn "none" into NaN).
+  const double shift = shift_factor != 0.0 ? shift_factor * tr : 0.0;
   if (threadIdx.x == 0) {
     for (int k = 0; k < detail::kStatusSize; ++k) status[k] = 0.0;
     status[detail::kStatusOffset] = sqrt(off);
