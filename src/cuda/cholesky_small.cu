@@ -5,14 +5,17 @@
 // ld = np + 1. Only G's upper triangle is read, as potrf with CUBLAS_FILL_MODE_UPPER does.
 // Per 32-column panel p (c0 = 32 p), right-looking, as LAPACK's blocked potrf:
 //   1. warp 0 factors the diagonal block in registers (lane j holds column c0 + j), the
-//      pivot broadcast by a shuffle, the rank-1 updates by shuffles of row k of R;
+//      pivot broadcast by a shuffle, row k of R through shared memory;
 //   2. R's row panel solves R_pp^T Y = G(panel rows, columns right of the panel) by forward
-//      substitution, a column per thread in registers (so it is backward stable, as potrf's
-//      TRSM), R_pp read from shared memory by broadcast;
-//   3. the block updates the trailing upper triangle: G -= R_p^T R_p (a SYRK of 32 rows).
+//      substitution (backward stable, as potrf's TRSM): a warp per column, lane = row;
+//   3. the block updates the trailing upper triangle: G -= R_p^T R_p (a SYRK of 32 rows),
+//      a warp per 4 columns.
 // R is then written out; each diagonal block is inverted by one warp (column-oriented back
-// substitution, lane j column j), and R^{-1}'s off-diagonal blocks are formed block column by block column
-// as LAPACK's trtri does: X(0:c, c:c+32) = -X(0:c, 0:c) R(0:c, c:c+32) X_cc, in place.
+// substitution, lane j column j), and R^{-1}'s off-diagonal blocks are formed block column by
+// block column as LAPACK's trtri does: X(0:c, c:c+32) = -X(0:c, 0:c) R(0:c, c:c+32) X_cc.
+// The code is kept compact (loops, not full unrolls, outside the diagonal block): one warp's
+// straight-line code runs at a few cycles an instruction, and a first version unrolled
+// everywhere (245 KB of SASS) spent 357k cycles at n = 128, most of it fetching instructions.
 //
 // Every status entry has the meaning of the cuSOLVER route's (src/cuda/cholqr_kernels.cu),
 // which the CPU twin shares; a breakdown is reported at the first pivot that is not > 0 (or
@@ -35,11 +38,9 @@ namespace {
 using cuda_detail::DeviceGuard;
 
 constexpr int kNb = 32;          // panel width = warp size
-constexpr int kThreads = 256;  // 8 warps: the register blocks take ~230 registers a thread (no spills)
+constexpr int kThreads = 384;  // 12 warps: 168 registers a thread, the diagonal block's column in them
 constexpr int kWarps = kThreads / 32;
 constexpr unsigned kFull = 0xffffffffu;
-// Block column step of the inverse: outputs per thread (96 x 32 at most, over 512 threads).
-constexpr int kInvPerThread = (kSmallCholeskyMaxCols - kNb) * kNb / kThreads;
 
 // Measurements only: with GPUQR_SMALL_CHOLESKY_TRACE=1 the host sets g_chol_trace, thread 0
 // stamps clock64() at each phase's end into g_chol_clocks, and the launch prints the phases'
@@ -73,15 +74,6 @@ struct MinOp {
   __device__ double operator()(double a, double b) const { return a < b ? a : b; }
 };
 
-/// (i, j), i <= j, of the e-th entry of an upper triangle stored column by column.
-__device__ __forceinline__ void upper_index(int e, int& i, int& j) {
-  j = static_cast<int>((sqrtf(8.0f * float(e) + 1.0f) - 1.0f) * 0.5f);
-  // Float rounding may land one off for large e: fix by the exact bounds.
-  while (j * (j + 1) / 2 > e) --j;
-  while ((j + 1) * (j + 2) / 2 <= e) ++j;
-  i = e - j * (j + 1) / 2;
-}
-
 template <class T>
 __global__ void __launch_bounds__(kThreads, 1)
     small_cholesky_kernel(T* __restrict__ g, std::int64_t ldg, T* __restrict__ rinv,
@@ -90,36 +82,43 @@ __global__ void __launch_bounds__(kThreads, 1)
   __shared__ double scratch[kWarps];
   __shared__ int breakdown;
   __shared__ T rdiag[kSmallCholeskyMaxCols];  // 1 / R(i, i)
+  __shared__ T rowbuf[2][kNb];                // row k of the diagonal block's R (k & 1)
   const int panels = (n + kNb - 1) / kNb, np = panels * kNb, ld = np + 1;
   T* s = reinterpret_cast<T*>(smem_raw);  // np x np, ld
   T* xd = s + np * ld;                     // the diagonal blocks' inverses, 32 x 32 (ld 33) each
+  T* tmp = xd + panels * kNb * 33;         // (np - 32) x 32: the inverse's block products
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
   const bool trace = g_chol_trace != 0;
   stamp(trace, 0);
+  auto S = [&](int i, int j) -> T& { return s[i + j * ld]; };
 
   // ---- G into shared memory (identity padding), its status, the shift ----
-  // kLoads loads in flight per thread (G is in L2, just written: latency, not bandwidth).
-  constexpr int kLoads = 16;
+  // 16 loads in flight per thread (G is in L2, just written: latency, not bandwidth).
+  constexpr int kCols = 4;
   double off = 0.0, tr = 0.0;
-  for (int e0 = tid; e0 < np * np; e0 += kLoads * kThreads) {
-    T v[kLoads];
+  for (int j0 = warp * kCols; j0 < np; j0 += kWarps * kCols) {
+    T v[kCols][4];
 #pragma unroll
-    for (int u = 0; u < kLoads; ++u) {
-      const int e = e0 + u * kThreads, i = e % np, j = e / np;
-      v[u] = i == j ? T(1) : T(0);
-      if (e < np * np && i < n && j < n) v[u] = g[i + std::int64_t(j) * ldg];
-    }
+    for (int c = 0; c < kCols; ++c)
 #pragma unroll
-    for (int u = 0; u < kLoads; ++u) {
-      const int e = e0 + u * kThreads, i = e % np, j = e / np;
-      if (e >= np * np) break;
-      if (i < n && j < n) {
-        const double d = double(v[u]) - (i == j ? 1.0 : 0.0);
-        off += d * d;
-        if (i == j) tr += double(v[u]);
+      for (int r = 0; r < 4; ++r) {
+        const int i = lane + 32 * r, j = j0 + c;
+        v[c][r] = i == j ? T(1) : T(0);
+        if (i < n && j < n) v[c][r] = g[i + std::int64_t(j) * ldg];
       }
-      s[i + j * ld] = v[u];
-    }
+#pragma unroll
+    for (int c = 0; c < kCols; ++c)
+#pragma unroll
+      for (int r = 0; r < 4; ++r) {
+        const int i = lane + 32 * r, j = j0 + c;
+        if (i >= np || j >= np) continue;
+        if (i < n && j < n) {
+          const double d = double(v[c][r]) - (i == j ? 1.0 : 0.0);
+          off += d * d;
+          if (i == j) tr += double(v[c][r]);
+        }
+        S(i, j) = v[c][r];
+      }
   }
   off = block_all(off, SumOp(), scratch);
   tr = block_all(tr, SumOp(), scratch);
@@ -127,73 +126,92 @@ __global__ void __launch_bounds__(kThreads, 1)
   const double shift = shift_factor != 0.0 ? shift_factor * tr : 0.0;
   if (tid == 0) breakdown = 0;
   if (shift != 0.0)
-    for (int i = tid; i < n; i += kThreads) s[i + i * ld] = T(double(s[i + i * ld]) + shift);
+    for (int i = tid; i < n; i += kThreads) S(i, i) = T(double(S(i, i)) + shift);
   __syncthreads();
   stamp(trace, 1);
 
   // ---- the factorization, panel by panel ----
   for (int p = 0; p < panels; ++p) {
     const int c0 = p * kNb, c1 = c0 + kNb, rest = np - c1;
-    if (warp == 0) {  // 1. the diagonal block: lane j holds column c0 + j (rows <= j used)
+    if (warp == 0) {
+      // 1. The diagonal block by warp 0, lane j holding column c0 + j in registers; per
+      //    column k the pivot by a shuffle, row k of R through shared memory (double
+      //    buffered: one warp barrier a column).
       T d[kNb];
 #pragma unroll
-      for (int k = 0; k < kNb; ++k) d[k] = s[(c0 + k) + (c0 + lane) * ld];
+      for (int k = 0; k < kNb; ++k) d[k] = S(c0 + k, c0 + lane);
 #pragma unroll
       for (int k = 0; k < kNb; ++k) {
         const T piv = __shfl_sync(kFull, d[k], k);
         if (lane == 0 && !(piv > T(0)) && breakdown == 0 && c0 + k < n) breakdown = c0 + k + 1;
-        // 1 / sqrt first (one op on the chain of pivots; potrf too scales by the reciprocal),
-        // R(k, k) from it. NaN past a breakdown, as potrf's leftovers.
+        // 1 / sqrt first (potrf too scales the row by the reciprocal), R(k, k) from it; NaN
+        // past a breakdown, as potrf's leftovers.
         const T inv = rsqrt(piv);
-        const T rkk = piv * inv;
-        if (lane > k) d[k] *= inv;
-        if (lane == k) {
-          d[k] = rkk;
-          rdiag[c0 + k] = inv;
-        }
+        d[k] = lane == k ? piv * inv : d[k] * inv;  // R(k, lane) for lane >= k
+        rowbuf[k & 1][lane] = d[k];
+        if (lane == 0) rdiag[c0 + k] = inv;
+        __syncwarp();
 #pragma unroll
         for (int i = k + 1; i < kNb; ++i) {
-          const T rki = __shfl_sync(kFull, d[k], i);  // R(c0 + k, c0 + i)
-          if (lane >= i) d[i] -= rki * d[k];
+          if (lane >= i) d[i] -= rowbuf[k & 1][i] * d[k];
+          // Keep at most 8 of row k's loads in flight: hoisted all at once they spill.
+          if ((i & 7) == 7) asm volatile("" ::: "memory");
         }
       }
 #pragma unroll
       for (int k = 0; k < kNb; ++k)
-        if (k <= lane) s[(c0 + k) + (c0 + lane) * ld] = d[k];
+        if (k <= lane) S(c0 + k, c0 + lane) = d[k];
     }
     __syncthreads();
     stamp(trace, 2 + 3 * p);
     if (rest == 0) break;
-    // 2. R's row panel: R_pp^T Y = G(c0:c1, c1:np), a column per thread in registers; R_pp's
-    //    rows are read from shared memory (the same address in every lane).
-    for (int j = c1 + tid; j < np; j += kThreads) {
-      T y[kNb];
-#pragma unroll
-      for (int k = 0; k < kNb; ++k) y[k] = s[(c0 + k) + j * ld];
-#pragma unroll
-      for (int k = 0; k < kNb; ++k) {
-        y[k] *= rdiag[c0 + k];
-#pragma unroll
-        for (int l = k + 1; l < kNb; ++l) y[l] -= s[(c0 + k) + (c0 + l) * ld] * y[k];
+    // 2. R's row panel: R_pp^T Y = G(c0:c1, c1:np) by forward substitution (backward stable,
+    //    as potrf's TRSM): a warp per column, lane = row, two columns at a time.
+    {
+      const T dl = rdiag[c0 + lane];
+      for (int j0 = c1 + warp; j0 < np; j0 += 2 * kWarps) {
+        const int j1 = j0 + kWarps;
+        const bool two = j1 < np;
+        T y0 = S(c0 + lane, j0);
+        T y1 = two ? S(c0 + lane, j1) : T(0);
+#pragma unroll 4
+        for (int k = 0; k < kNb; ++k) {
+          const T rk = S(c0 + k, c0 + lane);  // R(k, lane), used for lane > k
+          const T v0 = __shfl_sync(kFull, y0 * dl, k);
+          const T v1 = __shfl_sync(kFull, y1 * dl, k);
+          if (lane == k) {
+            y0 = v0;
+            y1 = v1;
+          } else if (lane > k) {
+            y0 -= rk * v0;
+            y1 -= rk * v1;
+          }
+        }
+        S(c0 + lane, j0) = y0;
+        if (two) S(c0 + lane, j1) = y1;
       }
-#pragma unroll
-      for (int k = 0; k < kNb; ++k) s[(c0 + k) + j * ld] = y[k];
     }
     __syncthreads();
     stamp(trace, 3 + 3 * p);
-    // 3. the trailing upper triangle: G(i, j) -= sum_k R(c0 + k, i) R(c0 + k, j), c1 <= i <= j
-    for (int e = tid; e < rest * (rest + 1) / 2; e += kThreads) {
-      int i, j;
-      upper_index(e, i, j);
-      i += c1;
-      j += c1;
-      T acc0 = T(0), acc1 = T(0);
-#pragma unroll
-      for (int k = 0; k < kNb; k += 2) {
-        acc0 += s[(c0 + k) + i * ld] * s[(c0 + k) + j * ld];
-        acc1 += s[(c0 + k + 1) + i * ld] * s[(c0 + k + 1) + j * ld];
+    // 3. The trailing upper triangle: G(i, j) -= sum_k R(c0 + k, i) R(c0 + k, j), c1 <= i <= j;
+    //    a warp per group of 4 columns, lane = row, R(k, i) read once for the 4.
+    for (int jg = warp; jg < rest / 4; jg += kWarps) {
+      const int j0 = c1 + 4 * jg;
+      for (int i = c1 + lane; i <= j0 + 3; i += 32) {
+        T a0 = T(0), a1 = T(0), a2 = T(0), a3 = T(0);
+#pragma unroll 8
+        for (int k = c0; k < c1; ++k) {
+          const T pi = S(k, i);
+          a0 += pi * S(k, j0);
+          a1 += pi * S(k, j0 + 1);
+          a2 += pi * S(k, j0 + 2);
+          a3 += pi * S(k, j0 + 3);
+        }
+        if (i <= j0) S(i, j0) -= a0;
+        if (i <= j0 + 1) S(i, j0 + 1) -= a1;
+        if (i <= j0 + 2) S(i, j0 + 2) -= a2;
+        S(i, j0 + 3) -= a3;
       }
-      s[i + j * ld] -= acc0 + acc1;
     }
     __syncthreads();
     stamp(trace, 4 + 3 * p);
@@ -201,15 +219,15 @@ __global__ void __launch_bounds__(kThreads, 1)
 
   // ---- R out (zeros below the diagonal), min / max |R(i, i)| ----
   double lo = INFINITY, hi = 0.0;
-  for (int e = tid; e < n * n; e += kThreads) {
-    const int i = e % n, j = e / n;
-    g[i + std::int64_t(j) * ldg] = i <= j ? s[i + j * ld] : T(0);
-    if (i == j) {
-      const double d = fabs(double(s[i + i * ld]));
-      lo = d < lo ? d : lo;
-      hi = d > hi ? d : hi;
+  for (int j = warp; j < n; j += kWarps)
+    for (int i = lane; i < n; i += 32) {
+      g[i + std::int64_t(j) * ldg] = i <= j ? S(i, j) : T(0);
+      if (i == j) {
+        const double d = fabs(double(S(i, i)));
+        lo = d < lo ? d : lo;
+        hi = d > hi ? d : hi;
+      }
     }
-  }
   lo = block_all(lo, MinOp(), scratch);
   hi = block_all(hi, MaxOp(), scratch);  // its barriers order breakdown's last write too
   const int bk = breakdown;
@@ -225,95 +243,83 @@ __global__ void __launch_bounds__(kThreads, 1)
     return;
   }
 
-  // ---- the diagonal blocks' inverses, one warp each (lane j: column j, back substitution) ----
+  // ---- the diagonal blocks' inverses: a warp per block, lane j its column j (column-oriented
+  //      back substitution: x_i, then x_i's multiple of R's column i out of the rows above) ----
   if (warp < panels) {
     const int c0 = warp * kNb;
-    T x[kNb];  // R_pp x = e_lane, column-oriented: x_i, then x_i's column out of the rows above
-#pragma unroll
+    T* x = xd + warp * kNb * 33 + lane * 33;
     for (int l = 0; l < kNb; ++l) x[l] = l == lane ? T(1) : T(0);
-#pragma unroll
+#pragma unroll 1
     for (int i = kNb - 1; i >= 0; --i) {
-      x[i] *= rdiag[c0 + i];
-#pragma unroll
-      for (int l = 0; l < i; ++l) x[l] -= s[(c0 + l) + (c0 + i) * ld] * x[i];
+      const T xi = x[i] * rdiag[c0 + i];
+      x[i] = xi;
+#pragma unroll 4
+      for (int l = 0; l < i; ++l) x[l] -= S(c0 + l, c0 + i) * xi;  // S: the same in every lane
     }
-#pragma unroll
-    for (int i = 0; i < kNb; ++i) xd[warp * kNb * 33 + i + lane * 33] = i <= lane ? x[i] : T(0);
   }
   __syncthreads();
   stamp(trace, 15);
   // The diagonal blocks of s become X's (R's are out already).
   for (int e = tid; e < panels * kNb * kNb; e += kThreads) {
-    const int b = e / (kNb * kNb), i = e % kNb, j = (e / kNb) % kNb;
-    s[(b * kNb + i) + (b * kNb + j) * ld] = xd[b * kNb * 33 + i + j * 33];
+    const int b = e >> 10, i = e & 31, j = (e >> 5) & 31;
+    S(b * kNb + i, b * kNb + j) = xd[b * kNb * 33 + i + j * 33];
   }
   __syncthreads();
-  // ---- off-diagonal blocks, block column by block column ----
+  // ---- off-diagonal blocks, block column by block column (LAPACK's trtri):
+  //      T = X(0:c, 0:c) R(0:c, c:c+32), then X(0:c, c:c+32) = -T X_bb ----
   for (int b = 1; b < panels; ++b) {
-    const int c = b * kNb, outputs = c * kNb;  // rows 0..c-1, columns c..c+31
-    T t[kInvPerThread];
-#pragma unroll
-    for (int q = 0; q < kInvPerThread; ++q) {
-      const int e = tid + q * kThreads;
-      t[q] = T(0);
-      if (e < outputs) {
-        const int r = e % c, col = c + e / c;
-        T a0 = T(0), a1 = T(0);
-        int k = r;
-        for (; k + 1 < c; k += 2) {  // X(r, k) R(k, col), X upper: k >= r
-          a0 += s[r + k * ld] * s[k + col * ld];
-          a1 += s[r + (k + 1) * ld] * s[(k + 1) + col * ld];
-        }
-        if (k < c) a0 += s[r + k * ld] * s[k + col * ld];
-        t[q] = a0 + a1;
+    const int c = b * kNb, items = 8 * b;  // 8 groups of 4 columns x b row blocks of 32
+    for (int it = warp; it < items; it += kWarps) {
+      const int q0 = 4 * (it & 7), r = (it >> 3) * kNb + lane;
+      T a0 = T(0), a1 = T(0), a2 = T(0), a3 = T(0);
+#pragma unroll 8
+      for (int k = (it >> 3) * kNb; k < c; ++k) {
+        const T xv = k >= r ? S(r, k) : T(0);  // X upper: the block's rows past r are zero
+        a0 += xv * S(k, c + q0);
+        a1 += xv * S(k, c + q0 + 1);
+        a2 += xv * S(k, c + q0 + 2);
+        a3 += xv * S(k, c + q0 + 3);
       }
-    }
-    __syncthreads();  // every read of R(0:c, c:c+32) is done
-#pragma unroll
-    for (int q = 0; q < kInvPerThread; ++q) {
-      const int e = tid + q * kThreads;
-      if (e < outputs) s[(e % c) + (c + e / c) * ld] = t[q];
+      tmp[r + (q0 + 0) * c] = a0;
+      tmp[r + (q0 + 1) * c] = a1;
+      tmp[r + (q0 + 2) * c] = a2;
+      tmp[r + (q0 + 3) * c] = a3;
     }
     __syncthreads();
     const T* xb = xd + b * kNb * 33;
-#pragma unroll
-    for (int q = 0; q < kInvPerThread; ++q) {
-      const int e = tid + q * kThreads;
-      if (e < outputs) {
-        const int r = e % c, col = e / c;  // col within the block
-        T a0 = T(0), a1 = T(0);
-        int l = 0;
-        for (; l + 1 <= col; l += 2) {  // X_bb upper: l <= col
-          a0 += s[r + (c + l) * ld] * xb[l + col * 33];
-          a1 += s[r + (c + l + 1) * ld] * xb[(l + 1) + col * 33];
-        }
-        if (l <= col) a0 += s[r + (c + l) * ld] * xb[l + col * 33];
-        t[q] = -(a0 + a1);
+    for (int it = warp; it < items; it += kWarps) {
+      const int q0 = 4 * (it & 7), r = (it >> 3) * kNb + lane;
+      T a0 = T(0), a1 = T(0), a2 = T(0), a3 = T(0);
+#pragma unroll 4
+      for (int l = 0; l < q0 + 4; ++l) {  // X_bb upper: zeros below its diagonal
+        const T t = tmp[r + l * c];
+        a0 += t * xb[l + (q0 + 0) * 33];
+        a1 += t * xb[l + (q0 + 1) * 33];
+        a2 += t * xb[l + (q0 + 2) * 33];
+        a3 += t * xb[l + (q0 + 3) * 33];
       }
-    }
-    __syncthreads();
-#pragma unroll
-    for (int q = 0; q < kInvPerThread; ++q) {
-      const int e = tid + q * kThreads;
-      if (e < outputs) s[(e % c) + (c + e / c) * ld] = t[q];
+      S(r, c + q0) = -a0;
+      S(r, c + q0 + 1) = -a1;
+      S(r, c + q0 + 2) = -a2;
+      S(r, c + q0 + 3) = -a3;
     }
     __syncthreads();
   }
-
   stamp(trace, 16);
+
   // ---- R^{-1} out (zeros below the diagonal), its norm and finiteness, the status ----
   double inv = 0.0, bad = 0.0;
-  for (int e = tid; e < n * n; e += kThreads) {
-    const int i = e % n, j = e / n;
-    T v = T(0);
-    if (i <= j) {
-      v = s[i + j * ld];
-      const double dv = double(v);
-      if (!isfinite(dv)) bad = 1.0;
-      inv += dv * dv;
+  for (int j = warp; j < n; j += kWarps)
+    for (int i = lane; i < n; i += 32) {
+      T v = T(0);
+      if (i <= j) {
+        v = S(i, j);
+        const double dv = double(v);
+        if (!isfinite(dv)) bad = 1.0;
+        inv += dv * dv;
+      }
+      rinv[i + std::int64_t(j) * ldi] = v;
     }
-    rinv[i + std::int64_t(j) * ldi] = v;
-  }
   inv = block_all(inv, SumOp(), scratch);
   bad = block_all(bad, MaxOp(), scratch);
   if (tid == 0) {
@@ -350,7 +356,9 @@ void small_cholesky_inverse(detail::ContextImpl& ctx, MatrixView<T> g, MatrixVie
                       " x " + std::to_string(rinv.cols()) + "; needs square, 1 <= n <= 128");
   DeviceGuard guard(ctx.device);
   const int panels = static_cast<int>((n + kNb - 1) / kNb), np = panels * kNb;
-  const std::size_t smem = (std::size_t(np) * (np + 1) + std::size_t(panels) * kNb * 33) * sizeof(T);
+  const std::size_t smem =
+      (std::size_t(np) * (np + 1) + std::size_t(panels) * kNb * 33 + std::size_t(np - kNb) * kNb) *
+      sizeof(T);
   // Above 48 KiB of dynamic shared memory needs the opt-in (a host-side attribute, no sync).
   GPUQR_CUDA_CHECK(cudaFuncSetAttribute(small_cholesky_kernel<T>,
                                         cudaFuncAttributeMaxDynamicSharedMemorySize,
