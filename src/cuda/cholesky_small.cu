@@ -7,15 +7,15 @@
 //   1. warp 0 factors the diagonal block in registers (lane j holds column c0 + j), the
 //      pivot broadcast by a shuffle, row k of R through shared memory;
 //   2. R's row panel solves R_pp^T Y = G(panel rows, columns right of the panel) by forward
-//      substitution (backward stable, as potrf's TRSM): a warp per column, lane = row;
+//      substitution (backward stable, as potrf's TRSM): a column per thread in registers;
 //   3. the block updates the trailing upper triangle: G -= R_p^T R_p (a SYRK of 32 rows),
 //      a warp per 4 columns.
 // R is then written out; each diagonal block is inverted by one warp (column-oriented back
 // substitution, lane j column j), and R^{-1}'s off-diagonal blocks are formed block column by
 // block column as LAPACK's trtri does: X(0:c, c:c+32) = -X(0:c, 0:c) R(0:c, c:c+32) X_cc.
-// The code is kept compact (loops, not full unrolls, outside the diagonal block): one warp's
-// straight-line code runs at a few cycles an instruction, and a first version unrolled
-// everywhere (245 KB of SASS) spent 357k cycles at n = 128, most of it fetching instructions.
+// Full unrolls (register arrays) only for the three 32 x 32 triangular pieces; a first
+// version unrolled everywhere (245 KB of SASS) spent 357k cycles at n = 128, most of them
+// in its longest straight-line code.
 //
 // Every status entry has the meaning of the cuSOLVER route's (src/cuda/cholqr_kernels.cu),
 // which the CPU twin shares; a breakdown is reported at the first pivot that is not > 0 (or
@@ -140,14 +140,19 @@ __global__ void __launch_bounds__(kThreads, 1)
       T d[kNb];
 #pragma unroll
       for (int k = 0; k < kNb; ++k) d[k] = S(c0 + k, c0 + lane);
+      // The pivot chain: lane k + 1 computes the next pivot from its own registers (its
+      // R(k, k + 1) is row k's entry it just scaled), so that the next shuffle waits for no
+      // shared-memory round trip; the regular update below gives d[k + 1] the same value.
+      T next = d[0];
 #pragma unroll
       for (int k = 0; k < kNb; ++k) {
-        const T piv = __shfl_sync(kFull, d[k], k);
+        const T piv = __shfl_sync(kFull, next, k);
         if (lane == 0 && !(piv > T(0)) && breakdown == 0 && c0 + k < n) breakdown = c0 + k + 1;
         // 1 / sqrt first (potrf too scales the row by the reciprocal), R(k, k) from it; NaN
         // past a breakdown, as potrf's leftovers.
         const T inv = rsqrt(piv);
         d[k] = lane == k ? piv * inv : d[k] * inv;  // R(k, lane) for lane >= k
+        if (k + 1 < kNb) next = d[k + 1] - d[k] * d[k];
         rowbuf[k & 1][lane] = d[k];
         if (lane == 0) rdiag[c0 + k] = inv;
         __syncwarp();
@@ -166,30 +171,22 @@ __global__ void __launch_bounds__(kThreads, 1)
     stamp(trace, 2 + 3 * p);
     if (rest == 0) break;
     // 2. R's row panel: R_pp^T Y = G(c0:c1, c1:np) by forward substitution (backward stable,
-    //    as potrf's TRSM): a warp per column, lane = row, two columns at a time.
-    {
-      const T dl = rdiag[c0 + lane];
-      for (int j0 = c1 + warp; j0 < np; j0 += 2 * kWarps) {
-        const int j1 = j0 + kWarps;
-        const bool two = j1 < np;
-        T y0 = S(c0 + lane, j0);
-        T y1 = two ? S(c0 + lane, j1) : T(0);
-#pragma unroll 4
-        for (int k = 0; k < kNb; ++k) {
-          const T rk = S(c0 + k, c0 + lane);  // R(k, lane), used for lane > k
-          const T v0 = __shfl_sync(kFull, y0 * dl, k);
-          const T v1 = __shfl_sync(kFull, y1 * dl, k);
-          if (lane == k) {
-            y0 = v0;
-            y1 = v1;
-          } else if (lane > k) {
-            y0 -= rk * v0;
-            y1 -= rk * v1;
-          }
+    //    as potrf's TRSM): a column per thread in registers, R_pp's rows read by broadcast.
+    for (int j = c1 + tid; j < np; j += kThreads) {
+      T y[kNb];
+#pragma unroll
+      for (int k = 0; k < kNb; ++k) y[k] = S(c0 + k, j);
+#pragma unroll
+      for (int k = 0; k < kNb; ++k) {
+        y[k] *= rdiag[c0 + k];
+#pragma unroll
+        for (int l = k + 1; l < kNb; ++l) {
+          y[l] -= S(c0 + k, c0 + l) * y[k];
+          if ((l & 7) == 7) asm volatile("" ::: "memory");  // bounded hoisting (no spills)
         }
-        S(c0 + lane, j0) = y0;
-        if (two) S(c0 + lane, j1) = y1;
       }
+#pragma unroll
+      for (int k = 0; k < kNb; ++k) S(c0 + k, j) = y[k];
     }
     __syncthreads();
     stamp(trace, 3 + 3 * p);
@@ -247,15 +244,21 @@ __global__ void __launch_bounds__(kThreads, 1)
   //      back substitution: x_i, then x_i's multiple of R's column i out of the rows above) ----
   if (warp < panels) {
     const int c0 = warp * kNb;
-    T* x = xd + warp * kNb * 33 + lane * 33;
+    T x[kNb];
+#pragma unroll
     for (int l = 0; l < kNb; ++l) x[l] = l == lane ? T(1) : T(0);
-#pragma unroll 1
+#pragma unroll
     for (int i = kNb - 1; i >= 0; --i) {
-      const T xi = x[i] * rdiag[c0 + i];
-      x[i] = xi;
-#pragma unroll 4
-      for (int l = 0; l < i; ++l) x[l] -= S(c0 + l, c0 + i) * xi;  // S: the same in every lane
+      x[i] *= rdiag[c0 + i];
+#pragma unroll
+      for (int l = 0; l < i; ++l) {
+        x[l] -= S(c0 + l, c0 + i) * x[i];  // S: the same address in every lane
+        if ((l & 7) == 7) asm volatile("" ::: "memory");  // bounded hoisting (no spills)
+      }
     }
+    T* xc = xd + warp * kNb * 33 + lane * 33;
+#pragma unroll
+    for (int l = 0; l < kNb; ++l) xc[l] = x[l];
   }
   __syncthreads();
   stamp(trace, 15);
