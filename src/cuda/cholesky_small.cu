@@ -157,11 +157,8 @@ __global__ void __launch_bounds__(kThreads, 1)
         if (lane == 0) rdiag[c0 + k] = inv;
         __syncwarp();
 #pragma unroll
-        for (int i = k + 1; i < kNb; ++i) {
+        for (int i = k + 1; i < kNb; ++i)
           if (lane >= i) d[i] -= rowbuf[k & 1][i] * d[k];
-          // Keep at most 8 of row k's loads in flight: hoisted all at once they spill.
-          if ((i & 7) == 7) asm volatile("" ::: "memory");
-        }
       }
 #pragma unroll
       for (int k = 0; k < kNb; ++k)
@@ -180,10 +177,7 @@ __global__ void __launch_bounds__(kThreads, 1)
       for (int k = 0; k < kNb; ++k) {
         y[k] *= rdiag[c0 + k];
 #pragma unroll
-        for (int l = k + 1; l < kNb; ++l) {
-          y[l] -= S(c0 + k, c0 + l) * y[k];
-          if ((l & 7) == 7) asm volatile("" ::: "memory");  // bounded hoisting (no spills)
-        }
+        for (int l = k + 1; l < kNb; ++l) y[l] -= S(c0 + k, c0 + l) * y[k];
       }
 #pragma unroll
       for (int k = 0; k < kNb; ++k) S(c0 + k, j) = y[k];
@@ -214,20 +208,38 @@ __global__ void __launch_bounds__(kThreads, 1)
     stamp(trace, 4 + 3 * p);
   }
 
-  // ---- R out (zeros below the diagonal), min / max |R(i, i)| ----
+  // ---- R out (zeros below the diagonal) and min / max |R(i, i)| by the warps past `panels`,
+  //      while warp b < panels inverts diagonal block b (lane j its column j, column-oriented
+  //      back substitution: x_i, then x_i's multiple of R's column i out of the rows above) ----
+  const int bk = breakdown;  // final: the loop ended on a barrier
   double lo = INFINITY, hi = 0.0;
-  for (int j = warp; j < n; j += kWarps)
-    for (int i = lane; i < n; i += 32) {
-      g[i + std::int64_t(j) * ldg] = i <= j ? S(i, j) : T(0);
-      if (i == j) {
-        const double d = fabs(double(S(i, i)));
-        lo = d < lo ? d : lo;
-        hi = d > hi ? d : hi;
+  if (warp >= panels) {
+    for (int j = warp - panels; j < n; j += kWarps - panels)
+      for (int i = lane; i < n; i += 32) {
+        g[i + std::int64_t(j) * ldg] = i <= j ? S(i, j) : T(0);
+        if (i == j) {
+          const double d = fabs(double(S(i, i)));
+          lo = d < lo ? d : lo;
+          hi = d > hi ? d : hi;
+        }
       }
+  } else if (bk == 0) {
+    const int c0 = warp * kNb;
+    T x[kNb];
+#pragma unroll
+    for (int l = 0; l < kNb; ++l) x[l] = l == lane ? T(1) : T(0);
+#pragma unroll
+    for (int i = kNb - 1; i >= 0; --i) {
+      x[i] *= rdiag[c0 + i];
+#pragma unroll
+      for (int l = 0; l < i; ++l) x[l] -= S(c0 + l, c0 + i) * x[i];  // broadcast reads
     }
+    T* xc = xd + warp * kNb * 33 + lane * 33;
+#pragma unroll
+    for (int l = 0; l < kNb; ++l) xc[l] = x[l];
+  }
   lo = block_all(lo, MinOp(), scratch);
-  hi = block_all(hi, MaxOp(), scratch);  // its barriers order breakdown's last write too
-  const int bk = breakdown;
+  hi = block_all(hi, MaxOp(), scratch);  // its barriers end both jobs
   stamp(trace, 14);
   if (bk != 0) {
     if (tid == 0) {
@@ -239,28 +251,6 @@ __global__ void __launch_bounds__(kThreads, 1)
     }
     return;
   }
-
-  // ---- the diagonal blocks' inverses: a warp per block, lane j its column j (column-oriented
-  //      back substitution: x_i, then x_i's multiple of R's column i out of the rows above) ----
-  if (warp < panels) {
-    const int c0 = warp * kNb;
-    T x[kNb];
-#pragma unroll
-    for (int l = 0; l < kNb; ++l) x[l] = l == lane ? T(1) : T(0);
-#pragma unroll
-    for (int i = kNb - 1; i >= 0; --i) {
-      x[i] *= rdiag[c0 + i];
-#pragma unroll
-      for (int l = 0; l < i; ++l) {
-        x[l] -= S(c0 + l, c0 + i) * x[i];  // S: the same address in every lane
-        if ((l & 7) == 7) asm volatile("" ::: "memory");  // bounded hoisting (no spills)
-      }
-    }
-    T* xc = xd + warp * kNb * 33 + lane * 33;
-#pragma unroll
-    for (int l = 0; l < kNb; ++l) xc[l] = x[l];
-  }
-  __syncthreads();
   stamp(trace, 15);
   // The diagonal blocks of s become X's (R's are out already).
   for (int e = tid; e < panels * kNb * kNb; e += kThreads) {
@@ -395,8 +385,8 @@ void small_cholesky_inverse(detail::ContextImpl& ctx, MatrixView<T> g, MatrixVie
         prev = c[2 + 3 * p + q];
       }
     }
-    std::fprintf(stderr, " | R out %lld, diag inv %lld, blocks %lld, out %lld; total %lld\n",
-                 c[14] - prev, c[15] - c[14], c[16] - c[15], c[17] - c[16], c[17] - c[0]);
+    std::fprintf(stderr, " | R out + diag inv %lld, blocks %lld, out %lld; total %lld\n",
+                 c[14] - prev, c[16] - c[15], c[17] - c[16], c[17] - c[0]);
   }
 }
 
