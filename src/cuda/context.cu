@@ -143,6 +143,17 @@ void cuda_init_context(ContextImpl& impl, int device, CudaStream stream) {
     GPUQR_CUBLAS_CHECK(cublasSetStream(blas, impl.stream));
     // Scalars (trsm's alpha) are passed from the host.
     GPUQR_CUBLAS_CHECK(cublasSetPointerMode(blas, CUBLAS_POINTER_MODE_HOST));
+    // Measurements only: GPUQR_CUBLAS_MATH=bf16x9 / fixedpoint lets cuBLAS emulate FP32 /
+    // FP64 GEMMs on the tensor cores (its CUBLAS_EMULATION_STRATEGY decides where). Off by
+    // default: no test covers the emulated products' accuracy yet.
+    if (const char* math = std::getenv("GPUQR_CUBLAS_MATH"); math != nullptr && *math != '\0') {
+      const std::string m(math);
+      GPUQR_CHECK_ARG(m == "bf16x9" || m == "fixedpoint",
+                      "GPUQR_CUBLAS_MATH is '" + m + "': bf16x9 or fixedpoint");
+      GPUQR_CUBLAS_CHECK(cublasSetMathMode(blas, m == "bf16x9"
+                                                     ? CUBLAS_FP32_EMULATED_BF16X9_MATH
+                                                     : CUBLAS_FP64_EMULATED_FIXEDPOINT_MATH));
+    }
 
     cusolverDnHandle_t solver = nullptr;
     GPUQR_CUSOLVER_CHECK(cusolverDnCreate(&solver));
