@@ -131,6 +131,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   stamp(trace, 1);
 
   // ---- the factorization, panel by panel ----
+  int bk = 0;  // warp 0: the first breakdown's 1-based column, 0 while none
   for (int p = 0; p < panels; ++p) {
     const int c0 = p * kNb, c1 = c0 + kNb, rest = np - c1;
     if (warp == 0) {
@@ -147,7 +148,8 @@ __global__ void __launch_bounds__(kThreads, 1)
 #pragma unroll
       for (int k = 0; k < kNb; ++k) {
         const T piv = __shfl_sync(kFull, next, k);
-        if (lane == 0 && !(piv > T(0)) && breakdown == 0 && c0 + k < n) breakdown = c0 + k + 1;
+        // piv is the same in every lane, and so is bk: no lane reads shared `breakdown` here.
+        if (!(piv > T(0)) && bk == 0 && c0 + k < n) bk = c0 + k + 1;
         // 1 / sqrt first (potrf too scales the row by the reciprocal), R(k, k) from it; NaN
         // past a breakdown, as potrf's leftovers.
         const T inv = rsqrt(piv);
@@ -167,6 +169,7 @@ __global__ void __launch_bounds__(kThreads, 1)
 #pragma unroll
       for (int k = 0; k < kNb; ++k)
         if (k <= lane) S(c0 + k, c0 + lane) = d[k];
+      if (lane == 0) breakdown = bk;  // the barrier below publishes it
     }
     __syncthreads();
     stamp(trace, 2 + 3 * p);
@@ -218,7 +221,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   // ---- R out (zeros below the diagonal) and min / max |R(i, i)| by the warps past `panels`,
   //      while warp b < panels inverts diagonal block b (lane j its column j, column-oriented
   //      back substitution: x_i, then x_i's multiple of R's column i out of the rows above) ----
-  const int bk = breakdown;  // final: the loop ended on a barrier
+  bk = breakdown;  // final: the loop ended on a barrier
   double lo = INFINITY, hi = 0.0;
   if (warp >= panels) {
     for (int j = warp - panels; j < n; j += kWarps - panels)
