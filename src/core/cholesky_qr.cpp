@@ -8,7 +8,8 @@
 // (multiply_upper; 4 passes over the tall data instead of 6);
 // shifted CholeskyQR3 is a shifted step followed by two plain ones. Every step is enqueued
 // without waiting except for one read of the step's status (a few doubles) after its
-// Cholesky: a breakdown ends the attempt there, and R's conditioning picks how R^{-1} is
+// Cholesky (in single-pass form one read for both steps: the second is speculated): a
+// breakdown ends the attempt there, and R's conditioning picks how R^{-1} is
 // applied: by GEMM with the explicit inverse (fast, and accurate while R is well conditioned:
 // fl(A X) errs by u |A| |X|, a residual of order kappa(R) u), else by TRSM (row-wise backward
 // stable). Only after the last step is certified are Q (the last GEMM) and R = R_k ... R_1
@@ -144,19 +145,44 @@ CholeskyQrOutcome cholesky_qr(const Context& ctx, MatrixView<const T> a, MatrixV
   CholeskyQrOutcome outcome;
   double estimate = 1.0;
   MatrixView<const T> in = a;
+  // CholeskyQR2 in single-pass form, speculated: step 2's Gram matrix and Cholesky factor are
+  // enqueued before step 1's status is read, so that one wait covers both steps (on CUDA the
+  // GPU does not idle through a host round trip). Step 2 reads only R_1^{-1} and writes only
+  // buf.r[1], buf.rinv[1] and its status; when step 1 rules the single pass out (a breakdown,
+  // or R_1 too ill-conditioned) the loop redoes step 2 the other way over them.
+  const bool speculate = !shifted && single_pass_ok && single_pass_enabled();
+  std::vector<double> prefetched;  // step 2's status, read with step 1's
   for (int s = 0; s < steps; ++s) {
-    if (outcome.single_pass) {
+    const bool done = s == 1 && outcome.single_pass && !prefetched.empty();
+    if (done) {
+      // Enqueued with step 1 (below).
+    } else if (outcome.single_pass) {
       // G = (A R_1^{-1})^T (A R_1^{-1}) in one read of A; W is not kept.
       GPUQR_DISPATCH(ctx, gram_of_upper_product, a, MatrixView<const T>(buf.rinv[0]), buf.r[s]);
     } else {
       GPUQR_DISPATCH(ctx, gram, in, buf.r[s]);
     }
     const double shift = (shifted && s == 0) ? cholesky_shift_factor(m, n, unit_roundoff) : 0.0;
-    GPUQR_DISPATCH(ctx, cholesky_inverse, buf.r[s], buf.rinv[s % 2], shift,
-                   step_status(buf.status, s));
-    // One wait per step: a breakdown ends the attempt early, and R's conditioning decides how
-    // R^{-1} is applied.
-    const std::vector<double> x = read_status(ctx, step_status(buf.status, s));
+    if (!done)
+      GPUQR_DISPATCH(ctx, cholesky_inverse, buf.r[s], buf.rinv[s % 2], shift,
+                     step_status(buf.status, s));
+    // One wait per step (per two when speculating): a breakdown ends the attempt early, and
+    // R's conditioning decides how R^{-1} is applied.
+    std::vector<double> x;
+    if (done) {
+      x = prefetched;
+    } else if (s == 0 && speculate) {
+      GPUQR_DISPATCH(ctx, gram_of_upper_product, a, MatrixView<const T>(buf.rinv[0]), buf.r[1]);
+      GPUQR_DISPATCH(ctx, cholesky_inverse, buf.r[1], buf.rinv[1], 0.0,
+                     step_status(buf.status, 1));
+      const std::vector<double> both = read_status(
+          ctx, VectorView<double>(buf.status.data(), 2 * kStatusSize, buf.status.space(),
+                                  buf.status.device()));
+      x.assign(both.begin(), both.begin() + kStatusSize);
+      prefetched.assign(both.begin() + kStatusSize, both.end());
+    } else {
+      x = read_status(ctx, step_status(buf.status, s));
+    }
     if (x[kStatusBreakdown] != 0.0 && outcome.reason.empty()) {
       const auto col = static_cast<std::int64_t>(x[kStatusBreakdown]);
       outcome.reason = method + " step " + std::to_string(s + 1) +
@@ -174,8 +200,7 @@ CholeskyQrOutcome cholesky_qr(const Context& ctx, MatrixView<const T> a, MatrixV
       outcome.last_offset = x[kStatusOffset];
       break;
     }
-    if (s == 0 && !shifted && single_pass_ok && single_pass_enabled() &&
-        x[kStatusBreakdown] == 0.0 &&
+    if (s == 0 && speculate && x[kStatusBreakdown] == 0.0 &&
         kappa_f / std::sqrt(double(n)) <= kSinglePassCondition) {
       outcome.single_pass = true;
       continue;
