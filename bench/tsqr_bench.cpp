@@ -369,7 +369,7 @@ int main(int argc, char** argv) {
   // gram_product.cu).
   for (const char* knob : {"GPUQR_GRAM_KERNEL", "GPUQR_GRAM_SPLIT", "GPUQR_CHOLQR_SINGLE_PASS",
                            "GPUQR_GRAM_TF32", "GPUQR_QPROD", "GPUQR_GRAM_DMMA",
-                           "GPUQR_SMALL_CHOLESKY", "GPUQR_CUBLAS_MATH",
+                           "GPUQR_SMALL_CHOLESKY", "GPUQR_CHOLQR_SPECULATE", "GPUQR_CUBLAS_MATH",
                            "CUBLAS_EMULATION_STRATEGY"}) {
     const char* v = std::getenv(knob);
     std::printf("%s=%s\n", knob, v != nullptr ? v : "(unset)");

@@ -38,6 +38,14 @@ bool single_pass_enabled() {
   }();
   return on;
 }
+/// GPUQR_CHOLQR_SPECULATE=0 turns the speculated second step off, for measurements.
+bool speculation_enabled() {
+  static const bool on = [] {
+    const char* v = std::getenv("GPUQR_CHOLQR_SPECULATE");
+    return v == nullptr || std::string(v) != "0";
+  }();
+  return on;
+}
 }  // namespace
 
 
@@ -150,7 +158,8 @@ CholeskyQrOutcome cholesky_qr(const Context& ctx, MatrixView<const T> a, MatrixV
   // GPU does not idle through a host round trip). Step 2 reads only R_1^{-1} and writes only
   // buf.r[1], buf.rinv[1] and its status; when step 1 rules the single pass out (a breakdown,
   // or R_1 too ill-conditioned) the loop redoes step 2 the other way over them.
-  const bool speculate = !shifted && single_pass_ok && single_pass_enabled();
+  const bool speculate = !shifted && single_pass_ok && single_pass_enabled() &&
+                         speculation_enabled();
   std::vector<double> prefetched;  // step 2's status, read with step 1's
   for (int s = 0; s < steps; ++s) {
     const bool done = s == 1 && outcome.single_pass && !prefetched.empty();
