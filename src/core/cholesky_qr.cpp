@@ -158,8 +158,8 @@ CholeskyQrOutcome cholesky_qr(const Context& ctx, MatrixView<const T> a, MatrixV
   // GPU does not idle through a host round trip). Step 2 reads only R_1^{-1} and writes only
   // buf.r[1], buf.rinv[1] and its status; when step 1 rules the single pass out (a breakdown,
   // or R_1 too ill-conditioned) the loop redoes step 2 the other way over them.
-  const bool speculate = !shifted && single_pass_ok && single_pass_enabled() &&
-                         speculation_enabled();
+  const bool single_pass_allowed = !shifted && single_pass_ok && single_pass_enabled();
+  const bool speculate = single_pass_allowed && speculation_enabled();
   std::vector<double> prefetched;  // step 2's status, read with step 1's
   for (int s = 0; s < steps; ++s) {
     const bool done = s == 1 && outcome.single_pass && !prefetched.empty();
@@ -209,7 +209,7 @@ CholeskyQrOutcome cholesky_qr(const Context& ctx, MatrixView<const T> a, MatrixV
       outcome.last_offset = x[kStatusOffset];
       break;
     }
-    if (s == 0 && speculate && x[kStatusBreakdown] == 0.0 &&
+    if (s == 0 && single_pass_allowed && x[kStatusBreakdown] == 0.0 &&
         kappa_f / std::sqrt(double(n)) <= kSinglePassCondition) {
       outcome.single_pass = true;
       continue;
