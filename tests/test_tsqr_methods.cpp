@@ -12,6 +12,7 @@
 #include "gpuqr/accuracy.hpp"
 #include "gpuqr/dense.hpp"
 #include "gpuqr/tsqr.hpp"
+#include "src/core/tsqr_drivers.hpp"
 #include "tests/support/backends.hpp"
 #include "tests/support/generators.hpp"
 #include "tests/support/gram_stress.hpp"
@@ -291,6 +292,35 @@ TEST_P(TsqrMethods, WideGeqrfFormByHouseholder) {
     EXPECT_EQ(tsqr_explicit<T>(ctx(), qe.view(), re.view()).method, TsqrMethod::cholesky_qr2);
     EXPECT_LT(track("wide tsqr_explicit orthogonality",
                     accuracy::orthogonality<T>(to_host(ctx(), qe).view())),
+              kLapackBound);
+  }));
+}
+
+// `automatic` on the shapes where TallSkinnyQR takes the blocked Householder QR by measured
+// speed (FP32, n >= 512, m >= 2^20: tsqr.cpp's householder_preferred_for_r) and where it
+// keeps CholeskyQR2 (FP64, or fewer rows): the method, no borrowed input, and the least-squares
+// solution's optimality (xQRT17's ratio). CUDA only: a 2^20 x 512 problem is minutes on the
+// 2-core CPU of CI; the rule itself is host code, checked on every backend below.
+TEST_P(TsqrMethods, WideTallSkinnyQRByMeasuredSpeed) {
+  EXPECT_TRUE(detail::householder_preferred_for_r(std::int64_t(1) << 20, 512, 4));
+  EXPECT_FALSE(detail::householder_preferred_for_r(std::int64_t(1) << 20, 511, 4));
+  EXPECT_FALSE(detail::householder_preferred_for_r((std::int64_t(1) << 20) - 1, 512, 4));
+  EXPECT_FALSE(detail::householder_preferred_for_r(std::int64_t(1) << 22, 1024, 8));
+  if (!ctx().is_cuda()) GTEST_SKIP() << "2^20 x 512 runs on the GPU only (the rule is checked)";
+  GPUQR_FOR_PRECISION(([&]<class T>() {
+    const std::int64_t m = (std::int64_t(1) << 20) + 37, n = 512;
+    const Matrix<T> a = random_matrix<T>(m, n, 1905);
+    const Matrix<T> b = random_matrix<T>(m, 1, 1906);
+    const Matrix<T> a_ctx = to_ctx<T>(ctx(), a.view());
+    TsqrOptions options;
+    options.borrow_input = true;
+    const TallSkinnyQR<T> qr(ctx(), a_ctx.view(), options);
+    const bool fp32 = sizeof(T) == 4;
+    EXPECT_EQ(qr.info().method, fp32 ? TsqrMethod::householder : TsqrMethod::cholesky_qr2);
+    EXPECT_EQ(qr.info().input_borrowed, !fp32);
+    const Matrix<T> x = to_host(ctx(), qr.solve(to_ctx<T>(ctx(), b.view()).view()));
+    EXPECT_LT(track("wide TallSkinnyQR least squares",
+                    accuracy::lstsq_optimality_ratio<T>(a.view(), x.view(), b.view())),
               kLapackBound);
   }));
 }

@@ -29,7 +29,11 @@
 // certifies the result (||W^T W - I||_F <= 0.25, so the last step works on a matrix with
 // kappa^2 < 1.7 and is as orthogonal as Householder QR); else shifted CholeskyQR3 under the
 // same certificate; else Householder QR. TsqrInfo says which method produced the result and
-// why the others were given up. qrf_ah is only used when asked for by name (panel width
+// why the others were given up. Where Householder QR was measured faster on the GPU it goes
+// first (docs/PERF.md): geqrf's form (tsqr_geqrf) for n >= 512 in FP64 and n >= 256 in FP32,
+// and TallSkinnyQR in FP32 for n >= 512 with m >= 2^20 (on a copy of A). When CholeskyQR
+// is given up, the TSQR tree replaces Householder QR for n <= 32 and m >= 64 n.
+// qrf_ah is only used when asked for by name (panel width
 // TsqrOptions::block, at most 32; TsqrInfo::panels_shrunk counts the panels its breakdown
 // test ended early).
 //

@@ -49,7 +49,10 @@ TallSkinnyQR<T>::TallSkinnyQR(Context ctx, MatrixView<const T> a, const TsqrOpti
   const std::int64_t m = a.rows(), n = a.cols();
   state->m = m;
   state->n = n;
-  if (options.borrow_input && n > 0) {
+  const bool householder_auto =
+      options.method == TsqrMethod::automatic && n > 0 && detail::tall_enough(m, n) &&
+      detail::householder_preferred_for_r(m, n, static_cast<int>(sizeof(T)));
+  if (options.borrow_input && n > 0 && !householder_auto) {
     // R and R^{-1} only; Q stays the caller's A times R^{-1} (read-only from here on).
     state->store = Matrix<T>(2 * n * n, 1, space, dev);
     state->r = MatrixView<T>(state->store.data(), n, n, n, space, dev);
@@ -69,7 +72,7 @@ TallSkinnyQR<T>::TallSkinnyQR(Context ctx, MatrixView<const T> a, const TsqrOpti
   state->rinv = MatrixView<T>(base + m * n + n * n, n, n, std::max<std::int64_t>(n, 1), space,
                               dev);
   const bool householder =
-      options.method == TsqrMethod::householder ||
+      options.method == TsqrMethod::householder || householder_auto ||
       (options.method == TsqrMethod::automatic && !detail::tall_enough(m, n));
   if (n == 0) {
     state->info.method = TsqrMethod::householder;
