@@ -31,7 +31,7 @@
 // same certificate; else Householder QR. TsqrInfo says which method produced the result and
 // why the others were given up. Where Householder QR was measured faster on the GPU it goes
 // first (docs/PERF.md): geqrf's form (tsqr_geqrf) for n >= 512 in FP64 and n >= 256 in FP32,
-// and TallSkinnyQR in FP32 for n >= 512 with m >= 2^20 (on a copy of A). When CholeskyQR
+// and TallSkinnyQR in FP32 for n >= 512 with m n >= 2^31 (on a copy of A). When CholeskyQR
 // is given up, the TSQR tree replaces Householder QR for n <= 32 and m >= 64 n.
 // qrf_ah is only used when asked for by name (panel width
 // TsqrOptions::block, at most 32; TsqrInfo::panels_shrunk counts the panels its breakdown

@@ -57,13 +57,13 @@ bool householder_preferred_for_geqrf(std::int64_t n, int elem_bytes) {
 }
 
 bool householder_preferred_for_r(std::int64_t m, std::int64_t n, int elem_bytes) {
-  // Measured on the H200 (session 16 runs 7, 9, 10, docs/PERF.md), FP32, ms: R alone by
-  // CholeskyQR2 (A borrowed) against geqrf's form by the blocked Householder QR, to which R
-  // alone adds a copy of A (~1 ms per 2 GiB): 2^20 x 512 28.2-28.5 against 26.8-26.9,
-  // 2^20 x 1024 88.6-88.9 against 80.4-81.7, 2^22 x 512 120.0 against 101.6, 2^22 x 1024 428.7
-  // against 325.4; at 2^18 x 512 CholeskyQR2 wins (8.0 against 8.3). FP64 runs CholeskyQR2's
-  // GEMMs on the tensor cores and keeps it (2^20 x 1024: 79.6-84.7 against 88.4-92.7).
-  return elem_bytes == 4 && n >= 512 && m >= (std::int64_t(1) << 20);
+  // Measured on the H200 (session 16 run 11, docs/PERF.md), FP32 R alone with A borrowed,
+  // `automatic` taking Householder QR (A copied into the object's own storage) against
+  // CholeskyQR2 named, same run, ms: 2^22 x 1024 341 against 427, 2^22 x 512 113 against 119,
+  // 2^20 x 1024 88.3 against 88.1, 2^20 x 512 31.7 against 28.6 (the object's m x n
+  // allocation and copy weigh there). So from m n >= 2^31 elements. FP64 runs CholeskyQR2's
+  // GEMMs on the tensor cores and keeps it everywhere.
+  return elem_bytes == 4 && n >= 512 && double(m) * double(n) >= 2147483648.0;
 }
 
 bool tsqr_preferred(std::int64_t m, std::int64_t n) {

@@ -33,8 +33,8 @@ bool tsqr_preferred(std::int64_t m, std::int64_t n);
 /// than by CholeskyQR2 + Householder reconstruction: wide n, where the former is faster.
 bool householder_preferred_for_geqrf(std::int64_t n, int elem_bytes);
 /// Whether `automatic` gives TallSkinnyQR (R, Q implicit) by the blocked Householder QR (on a
-/// copy of A) rather than by CholeskyQR2: FP32 on tall, wide shapes, where CholeskyQR2's
-/// block GEMMs run on the FP32 pipes and Householder's fewer flops win.
+/// copy of A) rather than by CholeskyQR2: FP32 with n >= 512 and m n >= 2^31, where
+/// CholeskyQR2's block GEMMs run on the FP32 pipes and Householder's fewer flops win.
 bool householder_preferred_for_r(std::int64_t m, std::int64_t n, int elem_bytes);
 
 /// TSQR of `a` (m x n, m >= n >= 1) into an explicit Q (`q`, m x n, may be `a`) and R (`r`,
