@@ -37,8 +37,9 @@ namespace {
 
 using cuda_detail::DeviceGuard;
 
-constexpr int kNb = 32;          // panel width = warp size
-constexpr int kThreads = 384;  // 12 warps: 168 registers a thread, the diagonal block's column in them
+constexpr int kNb = 32;  // panel width = warp size
+// 12 warps: 168 registers a thread, enough for the diagonal block's column in them.
+constexpr int kThreads = 384;
 constexpr int kWarps = kThreads / 32;
 constexpr unsigned kFull = 0xffffffffu;
 
@@ -85,8 +86,8 @@ __global__ void __launch_bounds__(kThreads, 1)
   __shared__ T rowbuf[2][kNb];                // row k of the diagonal block's R (k & 1)
   const int panels = (n + kNb - 1) / kNb, np = panels * kNb, ld = np + 1;
   T* s = reinterpret_cast<T*>(smem_raw);  // np x np, ld
-  T* xd = s + np * ld;                     // the diagonal blocks' inverses, 32 x 32 (ld 33) each
-  T* tmp = xd + panels * kNb * 33;         // (np - 32) x 32: the inverse's block products
+  T* xd = s + np * ld;                    // the diagonal blocks' inverses, 32 x 32 (ld 33) each
+  T* tmp = xd + panels * kNb * 33;        // (np - 32) x 32: the inverse's block products
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
   const bool trace = g_chol_trace != 0;
   stamp(trace, 0);
@@ -352,11 +353,11 @@ template <class T>
 void small_cholesky_inverse(detail::ContextImpl& ctx, MatrixView<T> g, MatrixView<T> rinv,
                             double shift_factor, VectorView<double> status) {
   const std::int64_t n = g.rows();
-  GPUQR_CHECK_ARG(n >= 1 && n <= kSmallCholeskyMaxCols && g.cols() == n && rinv.rows() == n &&
-                      rinv.cols() == n,
-                  "small_cholesky_inverse: G is " + std::to_string(n) + " x " +
-                      std::to_string(g.cols()) + ", R^{-1} " + std::to_string(rinv.rows()) +
-                      " x " + std::to_string(rinv.cols()) + "; needs square, 1 <= n <= 128");
+  GPUQR_CHECK_ARG(
+      n >= 1 && n <= kSmallCholeskyMaxCols && g.cols() == n && rinv.rows() == n && rinv.cols() == n,
+      "small_cholesky_inverse: G is " + std::to_string(n) + " x " + std::to_string(g.cols()) +
+          ", R^{-1} " + std::to_string(rinv.rows()) + " x " + std::to_string(rinv.cols()) +
+          "; needs square, 1 <= n <= 128");
   DeviceGuard guard(ctx.device);
   const int panels = static_cast<int>((n + kNb - 1) / kNb), np = panels * kNb;
   const std::size_t smem =
