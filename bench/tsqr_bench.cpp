@@ -276,10 +276,16 @@ void run_shape(const Options& o, std::int64_t m, std::int64_t n, double bandwidt
   // Without the baseline (--baseline none) its times are NaN and its orthogonality 1.
   const double nan = std::numeric_limits<double>::quiet_NaN();
   const double base_geqrf = o.baseline ? time_ms(o.repeat, restore, geqrf, sync) : nan;
-  const double base_full = o.baseline ? time_ms(o.repeat, restore, [&] {
-    geqrf();
-    SOLVER_OK(Solver<T>::orgqr(solver, int(m), int(n), a, tau, work, lw_orgqr, info));
-  }, sync) : nan;
+  const double base_full =
+      o.baseline
+          ? time_ms(
+                o.repeat, restore,
+                [&] {
+                  geqrf();
+                  SOLVER_OK(Solver<T>::orgqr(solver, int(m), int(n), a, tau, work, lw_orgqr, info));
+                },
+                sync)
+          : nan;
   const double base_orth = o.baseline ? orthogonality<T>(blas, a, m, n) : 1.0;
   const double floor_ms = 2.0 * double(bytes) / bandwidth * 1e3;
   const gpuqr::MatrixView<T> av(a, m, n, m, gpuqr::MemorySpace::device, 0);
@@ -367,10 +373,10 @@ int main(int argc, char** argv) {
   std::printf("device: %s\n", gpuqr::Context::cuda(0).describe().c_str());
   // The A/B knobs of the CholeskyQR leaves (src/cuda/gram_kernels.hpp, cholqr_kernels.cu,
   // gram_product.cu).
-  for (const char* knob : {"GPUQR_GRAM_KERNEL", "GPUQR_GRAM_SPLIT", "GPUQR_CHOLQR_SINGLE_PASS",
-                           "GPUQR_GRAM_TF32", "GPUQR_QPROD", "GPUQR_GRAM_DMMA",
-                           "GPUQR_SMALL_CHOLESKY", "GPUQR_CHOLQR_SPECULATE", "GPUQR_CUBLAS_MATH",
-                           "CUBLAS_EMULATION_STRATEGY"}) {
+  for (const char* knob :
+       {"GPUQR_GRAM_KERNEL", "GPUQR_GRAM_SPLIT", "GPUQR_CHOLQR_SINGLE_PASS", "GPUQR_GRAM_TF32",
+        "GPUQR_QPROD", "GPUQR_GRAM_DMMA", "GPUQR_SMALL_CHOLESKY", "GPUQR_CHOLQR_SPECULATE",
+        "GPUQR_CUBLAS_MATH", "CUBLAS_EMULATION_STRATEGY"}) {
     const char* v = std::getenv(knob);
     std::printf("%s=%s\n", knob, v != nullptr ? v : "(unset)");
   }

@@ -121,8 +121,7 @@ TEST_P(TsqrCudaTwins, SmallCholeskyAndInverseMatchCpu) {
         const double shift_factor = n % 2 == 1 ? 1e-3 : 0.0;
         const std::int64_t pad = n == 65 ? 3 : 0;  // G and R^{-1} with ld > n
         SCOPED_TRACE(std::string(to_string(kind)) + " n " + std::to_string(n));
-        const Matrix<T> a =
-            make_matrix<T>(kind, 2 * n + 37, n, seed++, dbl ? 1e6 : 1e2);
+        const Matrix<T> a = make_matrix<T>(kind, 2 * n + 37, n, seed++, dbl ? 1e6 : 1e2);
         Matrix<T> g(n, n);
         kernels::cpu::gram<T>(cpu.impl(), a.view(), g.view());
         Matrix<T> r_cpu = g.clone(), rinv_cpu(n, n);
@@ -166,8 +165,8 @@ TEST_P(TsqrCudaTwins, SmallCholeskyAndInverseMatchCpu) {
         for (int k : {int(detail::kStatusOffset), int(detail::kStatusTrace),
                       int(detail::kStatusShift), int(detail::kStatusInverseNorm),
                       int(detail::kStatusMinDiag), int(detail::kStatusMaxDiag)}) {
-          const bool of_g = k == detail::kStatusOffset || k == detail::kStatusTrace ||
-                            k == detail::kStatusShift;
+          const bool of_g =
+              k == detail::kStatusOffset || k == detail::kStatusTrace || k == detail::kStatusShift;
           const double tol = 1e3 * n * eps * (of_g ? 1.0 : std::max(1.0, kappa_r * kappa_r));
           EXPECT_NEAR(st(k, 0), st_cpu[k], tol * std::abs(st_cpu[k]) + 1e-300)
               << "status entry " << k;

@@ -182,11 +182,10 @@ CholeskyQrOutcome cholesky_qr(const Context& ctx, MatrixView<const T> a, MatrixV
       x = prefetched;
     } else if (s == 0 && speculate) {
       GPUQR_DISPATCH(ctx, gram_of_upper_product, a, MatrixView<const T>(buf.rinv[0]), buf.r[1]);
-      GPUQR_DISPATCH(ctx, cholesky_inverse, buf.r[1], buf.rinv[1], 0.0,
-                     step_status(buf.status, 1));
-      const std::vector<double> both = read_status(
-          ctx, VectorView<double>(buf.status.data(), 2 * kStatusSize, buf.status.space(),
-                                  buf.status.device()));
+      GPUQR_DISPATCH(ctx, cholesky_inverse, buf.r[1], buf.rinv[1], 0.0, step_status(buf.status, 1));
+      const std::vector<double> both =
+          read_status(ctx, VectorView<double>(buf.status.data(), 2 * kStatusSize,
+                                              buf.status.space(), buf.status.device()));
       x.assign(both.begin(), both.begin() + kStatusSize);
       prefetched.assign(both.begin() + kStatusSize, both.end());
     } else {

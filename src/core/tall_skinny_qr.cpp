@@ -71,9 +71,8 @@ TallSkinnyQR<T>::TallSkinnyQR(Context ctx, MatrixView<const T> a, const TsqrOpti
   state->r = MatrixView<T>(base + m * n, n, n, std::max<std::int64_t>(n, 1), space, dev);
   state->rinv = MatrixView<T>(base + m * n + n * n, n, n, std::max<std::int64_t>(n, 1), space,
                               dev);
-  const bool householder =
-      options.method == TsqrMethod::householder || householder_auto ||
-      (options.method == TsqrMethod::automatic && !detail::tall_enough(m, n));
+  const bool householder = options.method == TsqrMethod::householder || householder_auto ||
+                           (options.method == TsqrMethod::automatic && !detail::tall_enough(m, n));
   if (n == 0) {
     state->info.method = TsqrMethod::householder;
   } else if (options.method == TsqrMethod::tsqr) {
