@@ -31,6 +31,7 @@
 
 #include "src/core/cholqr_kernels.hpp"
 #include "src/cuda/check.hpp"
+#include "src/cuda/reduce_ops.cuh"
 
 namespace gpuqr::kernels::cuda {
 namespace {
@@ -65,15 +66,6 @@ __device__ double block_all(double v, Op op, double* scratch) {
   for (int w = 1; w < kWarps; ++w) v = op(v, scratch[w]);
   return v;
 }
-struct SumOp {
-  __device__ double operator()(double a, double b) const { return a + b; }
-};
-struct MaxOp {
-  __device__ double operator()(double a, double b) const { return a > b ? a : b; }
-};
-struct MinOp {
-  __device__ double operator()(double a, double b) const { return a < b ? a : b; }
-};
 
 template <class T>
 __global__ void __launch_bounds__(kThreads, 1)

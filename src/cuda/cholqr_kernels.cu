@@ -21,6 +21,7 @@
 #include "src/cuda/cholqr_blas.hpp"
 #include "src/cuda/gram_kernels.hpp"
 #include "src/cuda/long_gemm.hpp"
+#include "src/cuda/reduce_ops.cuh"
 #include "src/cuda/triangle_gemm.hpp"
 
 namespace gpuqr::kernels::cuda {
@@ -61,16 +62,6 @@ cusolverStatus_t potrf(cusolverDnHandle_t h, int n, double* a, int lda, double* 
 
 // ---- device code ----------------------------------------------------------------------------
 
-struct Sum {
-  __device__ double operator()(double a, double b) const { return a + b; }
-};
-struct Max {
-  __device__ double operator()(double a, double b) const { return a > b ? a : b; }
-};
-struct Min {
-  __device__ double operator()(double a, double b) const { return a < b ? a : b; }
-};
-
 /// Block-wide reduction returned to every thread (blockDim.x a multiple of 32, <= 1024);
 /// `identity` fills the lanes past the last warp.
 template <class Op>
@@ -104,8 +95,8 @@ __global__ void gram_status_kernel(T* g, std::int64_t ldg, std::int64_t n, doubl
     off += e * e;
     if (i == j) tr += v;
   }
-  off = block_reduce(off, Sum(), 0.0);
-  tr = block_reduce(tr, Sum(), 0.0);  // its barriers also order every read above before the writes
+  off = block_reduce(off, SumOp(), 0.0);
+  tr = block_reduce(tr, SumOp(), 0.0);  // its barriers also order every read above before the writes
   // No shift asked, none added (a NaN trace must not turn "none" into NaN).
   const double shift = shift_factor != 0.0 ? shift_factor * tr : 0.0;
   if (threadIdx.x == 0) {
@@ -141,10 +132,10 @@ __global__ void cholesky_post_kernel(T* r, std::int64_t ldr, T* rinv, std::int64
       hi = d > hi ? d : hi;
     }
   }
-  inv = block_reduce(inv, Sum(), 0.0);
-  bad = block_reduce(bad, Max(), 0.0);
-  lo = block_reduce(lo, Min(), INFINITY);
-  hi = block_reduce(hi, Max(), 0.0);
+  inv = block_reduce(inv, SumOp(), 0.0);
+  bad = block_reduce(bad, MaxOp(), 0.0);
+  lo = block_reduce(lo, MinOp(), INFINITY);
+  hi = block_reduce(hi, MaxOp(), 0.0);
   if (threadIdx.x == 0) {
     const int k = *info;
     status[detail::kStatusBreakdown] =
