@@ -12,8 +12,9 @@
 
 namespace gpuqr::kernels::cuda {
 
-/// The widest Gram matrix the one-block kernel takes (its shared memory: (n + 1) n + n 32
-/// elements plus a little, 162 KiB in double at n = 128).
+/// The widest Gram matrix the one-block kernel takes (its shared memory: G padded to np =
+/// 32 ceil(n / 32) with ld np + 1, the diagonal blocks' inverses and one block column of
+/// products, 186 KiB in double at n = 128).
 inline constexpr std::int64_t kSmallCholeskyMaxCols = 128;
 
 /// 1 <= n <= kSmallCholeskyMaxCols, unless GPUQR_SMALL_CHOLESKY=0 (read once) keeps the
