@@ -185,15 +185,18 @@ __global__ void __launch_bounds__(kTop)
   if (tid == 0) s_ok = 1;
   __syncthreads();
   mark(1);
-  // G = P_T^T P_T + B.
-  for (int idx = tid; idx < b * b; idx += kTop) {
-    const int i = idx % b, j = idx / b;
+  // G = P_T^T P_T + B, all 32 x 32 entries (the top block's padding is zero: so is G's),
+  // thread t's four entries in column t % 32.
+#pragma unroll
+  for (int q = 0; q < kQ; ++q) {
+    const int idx = tid + kTop * q, i = idx % kB, j = idx / kB;
     T s = bg[j][i];
-    for (int r = 0; r < b; ++r) s += x[i][r] * x[j][r];
+#pragma unroll 8
+    for (int r = 0; r < kB; ++r) s = fma(x[i][r], x[j][r], s);
     g[j][i] = s;
     // Squares that over- or underflow (or a zero column): the Householder kernel's scaled
     // path handles those columns.
-    if (i == j && !(s >= SafeRange<T>::small && s <= SafeRange<T>::big)) s_ok = 0;
+    if (i == j && j < b && !(s >= SafeRange<T>::small && s <= SafeRange<T>::big)) s_ok = 0;
   }
   __syncthreads();
   mark(2);
@@ -202,9 +205,10 @@ __global__ void __launch_bounds__(kTop)
     return;  // uniform
   }
   // Algorithm 2 by the whole block (default), or by warp 0 with the columns in registers.
+  // The warp's version takes full 32-column panels only (it is unrolled over them).
   const bool factored =
-      warp_factor
-          ? ah::factor_block_warp<T, kB>(x, g, d, s_tau, b, threshold, detail::kAhMaxAmplification)
+      warp_factor && b == kB
+          ? ah::factor_block_warp<T, kB>(x, g, d, s_tau, threshold, detail::kAhMaxAmplification)
           : ah::factor_block<T, kB, kTop>(x, g, d, s_tau, b, threshold,
                                           detail::kAhMaxAmplification) == b;
   mark(3);
@@ -215,21 +219,43 @@ __global__ void __launch_bounds__(kTop)
   // M = V^T V = V_T^T V_T + D^T B D (V_B = P_B D, so V_B^T V_B = D^T B D), strictly upper
   // part (all larft reads): g := E = B D first (D upper triangular), then M into bg's
   // strictly upper part, which E's products no longer read.
-  for (int idx = tid; idx < b * b; idx += kTop) {
-    const int i = idx % b, j = idx / b;
-    T s = 0;
-    for (int k = 0; k <= j; ++k) s += bg[k][i] * d[j][k];
-    g[j][i] = s;
+  // Both products over all 32 terms, unrolled: D is zero below its diagonal and past b, B
+  // and X past b (thread t: entries i = t / 32 + 8 q of column j = t % 32).
+  {
+    const int j = tid % kB, i0 = tid / kB;
+    T e[kQ];
+#pragma unroll
+    for (int q = 0; q < kQ; ++q) e[q] = T(0);
+#pragma unroll 8
+    for (int k = 0; k < kB; ++k) {
+      const T dkj = d[j][k];
+#pragma unroll
+      for (int q = 0; q < kQ; ++q) e[q] = fma(bg[k][i0 + (kTop / kB) * q], dkj, e[q]);
+    }
+#pragma unroll
+    for (int q = 0; q < kQ; ++q) g[j][i0 + (kTop / kB) * q] = e[q];
   }
   __syncthreads();
-  for (int idx = tid; idx < b * b; idx += kTop) {
-    const int i = idx % b, j = idx / b;
-    if (i >= j) continue;
+  {
+    const int j = tid % kB, i0 = tid / kB;
     // V_T(r, c) is 1 for r == c, X(r, c) below the diagonal, 0 above: rows r >= j count.
-    T s = x[i][j];
-    for (int r = j + 1; r < b; ++r) s += x[i][r] * x[j][r];
-    for (int k = 0; k <= i; ++k) s += d[i][k] * g[j][k];
-    bg[j][i] = s;
+    T s[kQ];
+#pragma unroll
+    for (int q = 0; q < kQ; ++q) s[q] = x[i0 + (kTop / kB) * q][j];
+#pragma unroll 8
+    for (int r = 0; r < kB; ++r) {
+      const T xjr = r > j ? x[j][r] : T(0), gjr = g[j][r];
+#pragma unroll
+      for (int q = 0; q < kQ; ++q) {
+        const int i = i0 + (kTop / kB) * q;
+        s[q] = fma(x[i][r], xjr, fma(d[i][r], gjr, s[q]));
+      }
+    }
+#pragma unroll
+    for (int q = 0; q < kQ; ++q) {
+      const int i = i0 + (kTop / kB) * q;
+      if (i < j && j < b) bg[j][i] = s[q];
+    }
   }
   __syncthreads();
   mark(4);

@@ -23,6 +23,8 @@
 
 #include <cuda_runtime.h>
 
+#include "src/cuda/larfg_scalars.cuh"
+
 namespace gpuqr::kernels::cuda::ah {
 
 inline constexpr int kThreads = 256;
@@ -118,102 +120,110 @@ __device__ int factor_block(T (*x)[kB + 1], T (*g)[kB + 1], T (*d)[kB + 1], T* t
 }
 
 
-/// Algorithm 2 for the blocked QR's AH panel, all or nothing: the same arithmetic as
-/// factor_block on the same shared matrices, by warp 0 alone with lane j holding column j of
-/// X / D (`xd`: rows above the current column are D's, rows below X's) and of G in registers,
-/// so that the per-column chain has no block barrier. Column k's entries reach the other lanes
-/// through a shared row written by lane k, R's row k through one entry per lane. The
-/// norm-update and amplification tests are recorded rather than acted on at once: the caller
+/// Algorithm 2 for the blocked QR's AH panel on a full 32-column block, all or nothing: the
+/// same arithmetic as factor_block on the same shared matrices, by warp 0 alone with lane j
+/// holding column j of X / D (`xd`: rows above the current column are D's, rows below X's)
+/// and of G (`gc`) in registers (R's entries go to x as they come). Every exchange is a shuffle (column k from lane k,
+/// R's row k from every lane), so the 32 steps, fully unrolled, are one block of code with no
+/// barrier and no shared memory: the compiler can issue a step's updates of the next pivot's
+/// row (its chain: the shuffled pivot, rsqrt, reciprocal, w, R(k, j)) ahead of the rest.
+/// Lane k's column is scaled by 1 / sigma_k at the end (nothing reads it scaled before); the
+/// lanes of finished columns apply zero updates rather than branch. The norm-update and
+/// amplification tests are evaluated at the end: a later column's downdated G(j, j) only
+/// falls, so the test on every step is the test on its pivot; NaN fails both. The caller
 /// writes nothing when any fails, so where the panel would have ended does not matter.
 /// Called by every thread of the block; returns (the same in every thread, after a barrier)
-/// whether all b columns were factored. On true, x, d and tau hold what factor_block leaves.
+/// whether all 32 columns were factored. On true, x, d and tau hold what factor_block leaves.
 template <class T, int kB>
-__device__ bool factor_block_warp(T (*x)[kB + 1], T (*g)[kB + 1], T (*d)[kB + 1], T* tau, int b,
+__device__ bool factor_block_warp(T (*x)[kB + 1], T (*g)[kB + 1], T (*d)[kB + 1], T* tau,
                                   double threshold, double max_amplification) {
   static_assert(kB == 32, "32 columns");
-  __shared__ __align__(16) T s_c[kB];   // column k of X / D, from lane k
-  __shared__ T s_rk[kB];                // R's row k, one entry per lane
-  __shared__ T s_cnorm[kB];             // ||P(:, i)|| at the start
+  __shared__ T s_cnorm[kB];  // ||P(:, i)|| at the start
+  __shared__ T s_t[kB], s_rs[kB], s_alpha[kB], s_piv[kB];  // step k's scalars, by lane 0
   __shared__ int s_good;
   if (threadIdx.x < 32) {
+    constexpr unsigned kAll = 0xffffffffu;
     const int j = static_cast<int>(threadIdx.x);
     T xd[kB], gc[kB];
 #pragma unroll
     for (int i = 0; i < kB; ++i) {
       xd[i] = x[j][i];
-      gc[i] = (i < b && j < b) ? g[j][i] : T(0);
+      gc[i] = g[j][i];
     }
-    const T norm0 = j < b ? g[j][j] : T(0);
-    T gjj = norm0;
-    s_cnorm[j] = norm0 > T(0) ? sqrt(norm0) : T(0);
-    __syncwarp();
-    bool bad = false;
-    T my_t = 0;
-#pragma unroll
-    for (int k = 0; k < kB; ++k) {
-      if (k >= b) break;  // uniform
-      const T gkk = __shfl_sync(0xffffffffu, gc[k], k);
-      const T xkk = __shfl_sync(0xffffffffu, xd[k], k);
-      const bool zero = !(gkk > T(0));
-      const T rnu = zero ? T(0) : rsqrt(gkk);
+    const T norm0 = g[j][j];
+    s_cnorm[j] = sqrt(norm0);  // in the safe range (the caller checked G's diagonal)
+    // Step k's scalars from the pivot G(k, k) (downdated) and X(k, k). Pivots that fail the
+    // norm-update test (including G(k, k) <= 0 and NaN) make the panel fail; what is
+    // computed from them then is never written.
+    T gkk, xkk, t, rs, alpha;
+    auto scalars = [&](int k) {
+      gkk = __shfl_sync(kAll, gc[k], k);
+      xkk = __shfl_sync(kAll, xd[k], k);
+      const T rnu = batched::refined_rsqrt(gkk);
       const T nu = gkk * rnu;
       const T sg = xkk >= T(0) ? T(1) : T(-1);
-      const T sigma = zero ? T(1) : xkk + sg * nu;
-      const T t = zero ? T(0) : T(1) + fabs(xkk) * rnu;
-      const T alpha = zero ? xkk : -sg * nu;
-      const T rs = zero ? T(0) : recip(sigma);
-      const bool later = j > k && j < b;
+      t = fma(fabs(xkk), rnu, T(1));
+      rs = batched::refined_rcp(fma(sg, nu, xkk));  // 1 / sigma
+      alpha = -sg * nu;
+    };
+    scalars(0);
+#pragma unroll
+    for (int k = 0; k < kB; ++k) {
+      const bool later = j > k;
       const T xjk = xd[k];
-      const T tw = later ? t * (xjk + (gc[k] - xkk * xjk) * rs) : T(0);
-      const T rkj = xjk - tw;  // R(k, j)
-      if (j == k) {
-#pragma unroll
-        for (int i = 0; i < kB; ++i) s_c[i] = xd[i];
+      const T tw = later ? t * fma(fma(-xkk, xjk, gc[k]), rs, xjk) : T(0);
+      const T rkj = later ? xjk - tw : T(0);  // R(k, j)
+      const T twr = tw * rs;
+      if (j == 0) {
+        s_t[k] = t;
+        s_rs[k] = rs;
+        s_alpha[k] = alpha;
+        s_piv[k] = gkk;
       }
-      if (later) s_rk[j] = rkj;
-      __syncwarp();
-      if (later) {
-        x[j][k] = rkj;
-        // Rows i < k are D's, row k turns from X to D (D(k, j) = 0 before), rows i > k X's.
-#pragma unroll
-        for (int i = 0; i < kB; ++i) {
-          if (i == k) continue;
-          xd[i] -= tw * (s_c[i] * rs);
-        }
-        xd[k] = -(tw * rs);
-#pragma unroll
-        for (int i = k + 1; i < kB; ++i) {
-          if (i < b) gc[i] -= s_rk[i] * rkj;
-        }
-        gjj -= rkj * rkj;
-        if (k + 1 < b && norm0 > T(0) &&
-            static_cast<double>(gjj) <= threshold * static_cast<double>(norm0))
-          bad = true;
+      if (later) x[j][k] = rkj;  // R's row k (nothing reads x during the steps)
+      xd[k] = later ? -twr : xd[k];  // D(k, j); lane k's X(k, k) was read (xkk)
+      // The next pivot's row, then the next step's scalars: the chain from step to step,
+      // issued before this step's other updates so that its latency overlaps them.
+      if (k + 1 < kB) {
+        const T r1 = __shfl_sync(kAll, rkj, k + 1);
+        gc[k + 1] = fma(-r1, rkj, gc[k + 1]);
+        xd[k + 1] = fma(-twr, __shfl_sync(kAll, xd[k + 1], k), xd[k + 1]);
+        scalars(k + 1);
       }
-      if (j == k) {
-#pragma unroll
-        for (int i = 0; i < kB; ++i) xd[i] = i == k ? rs : xd[i] * rs;
-        x[k][k] = alpha;
-        tau[k] = t;
-        my_t = t;
-      }
-      __syncwarp();  // s_c and s_rk are rewritten by the next column
-    }
-    if (j < b) {
-      // The amplification test of column j (> 0): sum over rows i <= j of |D(i, j)| ||P(:, i)||.
-      T kappa = 0;
-#pragma unroll
-      for (int i = 0; i < kB; ++i) kappa += i <= j ? fabs(xd[i]) * s_cnorm[i] : T(0);
-      const double kap = static_cast<double>(kappa);
-      if (j > 0 && kap * sqrt(0.5 * static_cast<double>(my_t)) > max_amplification) bad = true;
-      // Column j as factor_block leaves it: V_T below the diagonal in x, D on and above in d.
 #pragma unroll
       for (int i = 0; i < kB; ++i) {
-        if (i > j) x[j][i] = xd[i];
-        else d[j][i] = xd[i];
+        if (i == k || i == k + 1) continue;
+        xd[i] = fma(-twr, __shfl_sync(kAll, xd[i], k), xd[i]);
+      }
+#pragma unroll
+      for (int i = k + 2; i < kB; ++i) gc[i] = fma(-__shfl_sync(kAll, rkj, i), rkj, gc[i]);
+    }
+    __syncwarp();  // s_cnorm and the steps' scalars
+    const T my_rs = s_rs[j], my_t = s_t[j], my_alpha = s_alpha[j], my_piv = s_piv[j];
+    // Column j's own scaling: V_T below the diagonal, D on and above it.
+#pragma unroll
+    for (int i = 0; i < kB; ++i) xd[i] = i == j ? my_rs : xd[i] * my_rs;
+    bool bad = j > 0 && !(static_cast<double>(my_piv) > threshold * static_cast<double>(norm0));
+    // The amplification test of column j (> 0): sum over rows i <= j of |D(i, j)| ||P(:, i)||.
+    T kappa = 0;
+#pragma unroll
+    for (int i = 0; i < kB; ++i) kappa += i <= j ? fabs(xd[i]) * s_cnorm[i] : T(0);
+    if (j > 0 && !(static_cast<double>(kappa) * sqrt(0.5 * static_cast<double>(my_t)) <=
+                   max_amplification))
+      bad = true;
+    // Column j as factor_block leaves it: R above the diagonal and alpha on it, V_T below it
+    // in x; D on and above the diagonal in d.
+#pragma unroll
+    for (int i = 0; i < kB; ++i) {
+      if (i > j) {
+        x[j][i] = xd[i];
+      } else {
+        if (i == j) x[j][i] = my_alpha;
+        d[j][i] = xd[i];
       }
     }
-    const bool any_bad = __any_sync(0xffffffffu, bad);
+    tau[j] = my_t;
+    const bool any_bad = __any_sync(kAll, bad);
     if (j == 0) s_good = any_bad ? 0 : 1;
   }
   __syncthreads();
