@@ -228,8 +228,9 @@ TEST_P(KernelTwins, PanelQrAhMatchesGeqr2OrDeclines) {
   // graded panels it factors them, entry by entry as LAPACK; on rank-deficient ones its
   // norm-update test declines and nothing is written (the Householder kernel then runs); on
   // columns whose squares leave the safe range likewise.
-  // Both ways of running Algorithm 2 (the whole thread block, the default; one warp with the
-  // columns in registers) must give the same decisions and LAPACK's factors.
+  // Every way of running Algorithm 2 (the whole thread block; one warp with the columns in
+  // registers; four warps with a quarter of the rows each) must give the same decisions and
+  // LAPACK's factors.
   struct Reset {
     ~Reset() {
       kernels::cuda::panel_qr_ah_mode(-1);
@@ -237,8 +238,10 @@ TEST_P(KernelTwins, PanelQrAhMatchesGeqr2OrDeclines) {
     }
   } reset;
   kernels::cuda::panel_qr_ah_mode(1);
-  for (const int warp : {1, 0}) {
-  SCOPED_TRACE(warp == 1 ? "Algorithm 2 by one warp" : "Algorithm 2 by the thread block");
+  for (const int warp : {4, 1, 0}) {
+  SCOPED_TRACE(warp == 4   ? "Algorithm 2 by four warps"
+               : warp == 1 ? "Algorithm 2 by one warp"
+                           : "Algorithm 2 by the thread block");
   kernels::cuda::panel_qr_ah_warp_mode(warp);
   GPUQR_FOR_PRECISION(([&]<class T>() {
     std::uint64_t seed = 970;

@@ -137,7 +137,7 @@ template <class T, int kTop>
 __global__ void __launch_bounds__(kTop)
     ah_top_kernel(T* a, std::int64_t lda, int b, const T* parts, int nparts, T* tau_out, T* v,
                   std::int64_t ldv, T* t_out, std::int64_t ldt, T* d_out, int* status,
-                  double threshold, bool warp_factor) {
+                  double threshold, int warp_factor) {
   __shared__ T x[kB][kB + 1], g[kB][kB + 1], d[kB][kB + 1], bg[kB][kB + 1], wb[kB][kB + 1];
   __shared__ T s_tau[kB];
   __shared__ int s_ok;
@@ -204,13 +204,17 @@ __global__ void __launch_bounds__(kTop)
     if (tid == 0) *status = 0;
     return;  // uniform
   }
-  // Algorithm 2 by the whole block (default), or by warp 0 with the columns in registers.
-  // The warp's version takes full 32-column panels only (it is unrolled over them).
-  const bool factored =
-      warp_factor && b == kB
-          ? ah::factor_block_warp<T, kB>(x, g, d, s_tau, threshold, detail::kAhMaxAmplification)
-          : ah::factor_block<T, kB, kTop>(x, g, d, s_tau, b, threshold,
-                                          detail::kAhMaxAmplification) == b;
+  // Algorithm 2 by the whole block, by warp 0 with the columns in registers, or by four
+  // warps with a quarter of the rows each (warp_factor 0, 1, 4). The warps' versions take
+  // full 32-column panels only (they are unrolled over them).
+  bool factored;
+  if (warp_factor == 1 && b == kB)
+    factored = ah::factor_block_warp<T, kB>(x, g, d, s_tau, threshold, detail::kAhMaxAmplification);
+  else if (warp_factor == 4 && b == kB && kTop >= 128)
+    factored = ah::factor_block_warps<T, kB>(x, g, d, s_tau, threshold, detail::kAhMaxAmplification);
+  else
+    factored = ah::factor_block<T, kB, kTop>(x, g, d, s_tau, b, threshold,
+                                             detail::kAhMaxAmplification) == b;
   mark(3);
   if (!factored) {
     if (tid == 0) *status = 0;
@@ -433,12 +437,13 @@ int* panel_qr_ah(detail::ContextImpl& ctx, MatrixView<T> panel, VectorView<T> ta
   // Algorithm 2 by the thread block, or by one warp with the columns in registers
   // (GPUQR_AH_WARP=1). Measured on an H100 (session 8, clock64 per phase): the warp takes
   // 53.7k cycles for 32 FP64 columns against the block's 50.3k, 41.5k against 44.5k in FP32.
-  static const bool env_warp = [] {
+  static const int env_warp = [] {
     const char* text = std::getenv("GPUQR_AH_WARP");
-    return text != nullptr && std::atoi(text) != 0;
+    const int v = text != nullptr ? std::atoi(text) : 0;
+    return v == 1 || v == 4 ? v : 0;
   }();
   const int warp_mode = warp_override.load();
-  const bool warp_factor = warp_mode < 0 ? env_warp : warp_mode != 0;
+  const int warp_factor = warp_mode < 0 ? env_warp : warp_mode;
   if (top_threads == 128) {
     ah_top_kernel<T, 128><<<1, 128, 0, ctx.stream>>>(
         panel.data(), panel.ld(), b, parts, nparts, tau.data(), v.data(), v.ld(),
