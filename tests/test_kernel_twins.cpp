@@ -245,11 +245,11 @@ TEST_P(KernelTwins, PanelQrAhMatchesGeqr2OrDeclines) {
   kernels::cuda::panel_qr_ah_warp_mode(warp);
   GPUQR_FOR_PRECISION(([&]<class T>() {
     std::uint64_t seed = 970;
-    for (auto [h, b] : {std::pair<int, int>{64, 32}, {65, 20}, {100, 2}, {256, 32}, {1000, 32},
-                        {4097, 17}, {70001, 32}}) {
+    for (auto [h, b] : {std::pair<int, int>{64, 32}, {65, 20}, {96, 32}, {100, 2}, {256, 32},
+                        {1000, 32}, {4097, 17}, {70001, 32}}) {
       SCOPED_TRACE(std::to_string(h) + "x" + std::to_string(b));
       // Random panels of at least 4b rows are factored (their amplification stays near 3;
-      // the default thresholds start at 192 rows). Shorter ones (64 x 32: kappa 8-9) may be
+      // the default threshold is 96 rows). Shorter ones (64 x 32: kappa 8-9) may be
       // declined by the amplification test, and then must be left unchanged.
       const bool factored =
           compare_ah_panel<T>(ctx(), make_matrix<T>(MatrixKind::random, h, b, seed++));

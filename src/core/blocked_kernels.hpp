@@ -73,9 +73,10 @@ void panel_qr_single_block(int mode);
 /// first: -1 = default (panels of at least panel_qr_ah_min_rows rows unless
 /// GPUQR_PANEL_AH=0), 0 = never, 1 = every panel with h >= 2b.
 void panel_qr_ah_mode(int mode);
-/// Which threads run the AH panel's Algorithm 2 (tests and measurements): -1 = default (the
-/// whole thread block unless GPUQR_AH_WARP=1), 0 = the block (factor_block), 1 = one warp
-/// with the columns in registers (factor_block_warp).
+/// Which threads run the AH panel's Algorithm 2 (tests and measurements): -1 = default (four
+/// warps unless GPUQR_AH_WARP says 0 or 1), 0 = the block (factor_block), 1 = one warp with
+/// the columns in registers (factor_block_warp), 4 = four warps with a quarter of the rows
+/// each (factor_block_warps). The warps' versions take 32-column panels; others the block's.
 void panel_qr_ah_warp_mode(int mode);
 /// Measurements: while on, the AH panel's top kernel records clock64() at its 7 phase
 /// boundaries; panel_qr_ah_trace_clocks copies the last launch's 8 slots (synchronous).

@@ -51,7 +51,10 @@ bool tall_panel(std::int64_t h) { return h - kB > kMaxParts * kTallChunk; }
 constexpr int kMinChunk = 64;   // rows per partial, at least
 constexpr int kTopThreads = 256;  // the b x b work: 8 warps of 4 rows (4 warps of 8: 1.3x slower)
 constexpr int kScaleThreads = 64;  // V_B = P_B D: small blocks spread short panels over SMs
-constexpr std::int64_t kMinRowsDouble = 192, kMinRowsFloat = 288;  // measured crossovers (H100)
+// The AH panel's fewest rows: with Algorithm 2 by four warps it beats the single-block
+// Householder kernel from 96 rows (H200, session 17 run 3, 96 x 32: FP64 41.7 us against 55.3,
+// FP32 34.6 against 43.5; shorter random panels are often declined by the amplification test).
+constexpr std::int64_t kMinRowsDouble = 96, kMinRowsFloat = 96;
 
 // Measurements only (panel_qr_ah_trace): when g_ah_trace is set, thread 0 of the top kernel
 // records clock64() at its phase boundaries (start, B and top block read, G, Algorithm 2,
@@ -434,13 +437,13 @@ int* panel_qr_ah(detail::ContextImpl& ctx, MatrixView<T> panel, VectorView<T> ta
     const int v = text != nullptr ? std::atoi(text) : 0;
     return v == 128 || v == 256 ? v : kTopThreads;
   }();
-  // Algorithm 2 by the thread block, or by one warp with the columns in registers
-  // (GPUQR_AH_WARP=1). Measured on an H100 (session 8, clock64 per phase): the warp takes
-  // 53.7k cycles for 32 FP64 columns against the block's 50.3k, 41.5k against 44.5k in FP32.
+  // Algorithm 2 by four warps (default; GPUQR_AH_WARP=4), one warp (1) or the thread block
+  // (0). Clock64 per phase on an H200 (session 17 run 3, 1024 x 32): FP64 25.6k cycles by
+  // four warps, 47.6k by one, 49.9k by the block; FP32 15.8k, 33.5k, 43.7k.
   static const int env_warp = [] {
     const char* text = std::getenv("GPUQR_AH_WARP");
-    const int v = text != nullptr ? std::atoi(text) : 0;
-    return v == 1 || v == 4 ? v : 0;
+    const int v = text != nullptr && *text != '\0' ? std::atoi(text) : 4;
+    return v == 1 || v == 0 ? v : 4;
   }();
   const int warp_mode = warp_override.load();
   const int warp_factor = warp_mode < 0 ? env_warp : warp_mode;

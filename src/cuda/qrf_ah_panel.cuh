@@ -234,11 +234,11 @@ __device__ bool factor_block_warp(T (*x)[kB + 1], T (*g)[kB + 1], T (*d)[kB + 1]
 /// column (lane j: column j) of X / D and G, so that a step's bulk updates are a quarter of
 /// the single warp's. The warp holding row k (the step's owner) brings that row up to date,
 /// computes the step's scalars, w and R(k, :) for every column, and publishes w / sigma and
-/// R(k, j) per lane in shared memory (two buffers, by step parity); one named barrier of the
-/// 128 threads per step, after which every warp applies the step to its rows (column k's
+/// R(k, j) per lane in shared memory (two buffers, by step parity); one barrier per step, after which every warp applies the step to its rows (column k's
 /// entries by shuffles within the warp, R's row k from the published row). The owner updates
 /// row k before its other rows, so the chain from step to step is the owner's pivot, scalars
-/// and publication plus one barrier. Same contract as factor_block_warp.
+/// and publication plus one block barrier. Same contract as factor_block_warp; the block has
+/// at least 128 threads.
 template <class T, int kB>
 __device__ bool factor_block_warps(T (*x)[kB + 1], T (*g)[kB + 1], T (*d)[kB + 1], T* tau,
                                    double threshold, double max_amplification) {
@@ -251,64 +251,68 @@ __device__ bool factor_block_warps(T (*x)[kB + 1], T (*g)[kB + 1], T (*d)[kB + 1
   __shared__ T s_kappa[kW][kB];
   __shared__ int s_good;
   const int tid = static_cast<int>(threadIdx.x);
-  if (tid < kW * 32) {
-    const int j = tid & 31, w = tid >> 5, row0 = w * kR;
-    T xd[kR], gc[kR];
+  // The block's other warps only take part in the barriers (block barriers: with a named
+  // barrier of the four warps, compute-sanitizer's racecheck reported races across the
+  // block barriers after it, session 17 run 3).
+  const bool active = tid < kW * 32;
+  const int j = tid & 31, w = tid >> 5, row0 = w * kR;
+  T xd[kR], gc[kR];
 #pragma unroll
-    for (int r = 0; r < kR; ++r) {
-      xd[r] = x[j][row0 + r];
-      gc[r] = g[j][row0 + r];
-    }
-    if (w == 0) s_cnorm[j] = sqrt(g[j][j]);  // in the safe range (the caller checked)
-    T twr_prev = 0, rkj_prev = 0;  // this lane's step k - 1 values
-    // Step k1's update of this warp's row r (its global row i = row0 + r); row k1 itself
-    // was set by its owner.
-    auto update_row = [&](int k1, int r) {
-      const int i = row0 + r;
-      const T c = __shfl_sync(kAll, xd[r], k1);  // column k1's entry in row i (lane k1)
-      if (i != k1) xd[r] = fma(-twr_prev, c, xd[r]);
-      if (i > k1) gc[r] = fma(-s_rk[k1 & 1][i], rkj_prev, gc[r]);
-    };
+  for (int r = 0; r < kR; ++r) {
+    xd[r] = active ? x[j][row0 + r] : T(0);
+    gc[r] = active ? g[j][row0 + r] : T(0);
+  }
+  if (w == 0) s_cnorm[j] = sqrt(g[j][j]);  // in the safe range (the caller checked)
+  T twr_prev = 0, rkj_prev = 0;  // this lane's step k - 1 values
+  // Step k1's update of this warp's row r (its global row i = row0 + r); row k1 itself was
+  // set by its owner.
+  auto update_row = [&](int k1, int r) {
+    const int i = row0 + r;
+    const T c = __shfl_sync(kAll, xd[r], k1);  // column k1's entry in row i (lane k1)
+    if (i != k1) xd[r] = fma(-twr_prev, c, xd[r]);
+    if (i > k1) gc[r] = fma(-s_rk[k1 & 1][i], rkj_prev, gc[r]);
+  };
 #pragma unroll
-    for (int k = 0; k < kB; ++k) {
-      const int rk = k % kR;  // row k's place in its owner warp
-      if (w == k / kR) {  // uniform per warp
-        if (k > 0) update_row(k - 1, rk);
-        const T gkk = __shfl_sync(kAll, gc[rk], k);
-        const T xkk = __shfl_sync(kAll, xd[rk], k);
-        const T rnu = batched::refined_rsqrt(gkk);
-        const T nu = gkk * rnu;
-        const T sg = xkk >= T(0) ? T(1) : T(-1);
-        const T t = fma(fabs(xkk), rnu, T(1));
-        const T rs = batched::refined_rcp(fma(sg, nu, xkk));
-        const bool later = j > k;
-        const T xjk = xd[rk];
-        const T tw = later ? t * fma(fma(-xkk, xjk, gc[rk]), rs, xjk) : T(0);
-        const T rkj = later ? xjk - tw : T(0);
-        const T twr = tw * rs;
-        s_twr[k & 1][j] = twr;
-        s_rk[k & 1][j] = rkj;
-        if (later) x[j][k] = rkj;  // R's row k
-        if (j == 0) {
-          s_t[k] = t;
-          s_rs[k] = rs;
-          s_alpha[k] = -sg * nu;
-          s_piv[k] = gkk;
-        }
-        xd[rk] = later ? -twr : xd[rk];  // D(k, j)
-        if (k > 0) {
-#pragma unroll
-          for (int r = 0; r < kR; ++r)
-            if (r != rk) update_row(k - 1, r);
-        }
-      } else if (k > 0) {
-#pragma unroll
-        for (int r = 0; r < kR; ++r) update_row(k - 1, r);
+  for (int k = 0; k < kB; ++k) {
+    const int rk = k % kR;  // row k's place in its owner warp
+    if (w == k / kR) {  // uniform per warp
+      if (k > 0) update_row(k - 1, rk);
+      const T gkk = __shfl_sync(kAll, gc[rk], k);
+      const T xkk = __shfl_sync(kAll, xd[rk], k);
+      const T rnu = batched::refined_rsqrt(gkk);
+      const T nu = gkk * rnu;
+      const T sg = xkk >= T(0) ? T(1) : T(-1);
+      const T t = fma(fabs(xkk), rnu, T(1));
+      const T rs = batched::refined_rcp(fma(sg, nu, xkk));
+      const bool later = j > k;
+      const T xjk = xd[rk];
+      const T tw = later ? t * fma(fma(-xkk, xjk, gc[rk]), rs, xjk) : T(0);
+      const T rkj = later ? xjk - tw : T(0);
+      const T twr = tw * rs;
+      s_twr[k & 1][j] = twr;
+      s_rk[k & 1][j] = rkj;
+      if (later) x[j][k] = rkj;  // R's row k
+      if (j == 0) {
+        s_t[k] = t;
+        s_rs[k] = rs;
+        s_alpha[k] = -sg * nu;
+        s_piv[k] = gkk;
       }
-      asm volatile("bar.sync 1, 128;" ::: "memory");
-      twr_prev = s_twr[k & 1][j];
-      rkj_prev = s_rk[k & 1][j];
+      xd[rk] = later ? -twr : xd[rk];  // D(k, j)
+      if (k > 0) {
+#pragma unroll
+        for (int r = 0; r < kR; ++r)
+          if (r != rk) update_row(k - 1, r);
+      }
+    } else if (k > 0 && active) {
+#pragma unroll
+      for (int r = 0; r < kR; ++r) update_row(k - 1, r);
     }
+    __syncthreads();
+    twr_prev = s_twr[k & 1][j];
+    rkj_prev = s_rk[k & 1][j];
+  }
+  if (active) {
     // Step 31's update.
 #pragma unroll
     for (int r = 0; r < kR; ++r) update_row(kB - 1, r);
@@ -327,20 +331,20 @@ __device__ bool factor_block_warps(T (*x)[kB + 1], T (*g)[kB + 1], T (*d)[kB + 1
       }
     }
     s_kappa[w][j] = kappa;
-    asm volatile("bar.sync 1, 128;" ::: "memory");
-    if (w == 0) {
-      T kap = 0;
+  }
+  __syncthreads();
+  if (w == 0) {
+    T kap = 0;
 #pragma unroll
-      for (int q = 0; q < kW; ++q) kap += s_kappa[q][j];
-      const T my_t = s_t[j];
-      tau[j] = my_t;
-      bool bad = j > 0 && !(static_cast<double>(s_piv[j]) > threshold * static_cast<double>(g[j][j]));
-      if (j > 0 && !(static_cast<double>(kap) * sqrt(0.5 * static_cast<double>(my_t)) <=
-                     max_amplification))
-        bad = true;
-      const bool any_bad = __any_sync(kAll, bad);
-      if (j == 0) s_good = any_bad ? 0 : 1;
-    }
+    for (int q = 0; q < kW; ++q) kap += s_kappa[q][j];
+    const T my_t = s_t[j];
+    tau[j] = my_t;
+    bool bad = j > 0 && !(static_cast<double>(s_piv[j]) > threshold * static_cast<double>(g[j][j]));
+    if (j > 0 && !(static_cast<double>(kap) * sqrt(0.5 * static_cast<double>(my_t)) <=
+                   max_amplification))
+      bad = true;
+    const bool any_bad = __any_sync(kAll, bad);
+    if (j == 0) s_good = any_bad ? 0 : 1;
   }
   __syncthreads();
   return s_good != 0;
