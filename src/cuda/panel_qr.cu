@@ -34,7 +34,6 @@
 #include "src/core/blocked_kernels.hpp"
 #include "src/cuda/check.hpp"
 #include "src/cuda/panel_qr.hpp"
-#include "src/cuda/pdl.cuh"
 #include "src/cuda/safe_range.cuh"
 
 namespace cg = cooperative_groups;
@@ -129,7 +128,6 @@ struct Exchange {
 
 template <class T, bool kCluster>
 __global__ void __launch_bounds__(kThreads) panel_kernel(PanelArgs<T> p) {
-  pdl_wait();  // after the AH panel's kernels: launched as their chain's last (pdl.cuh)
   if (p.skip != nullptr && *p.skip == 1) return;  // uniform: before any barrier
   // Thread (warp w, lane k) owns column k of the rows i = w, w + 8, ... of this block: dot
   // products and updates run down columns with no per-column loop in a thread, x_i is a
@@ -505,14 +503,13 @@ bool panel_qr_fused(detail::ContextImpl& ctx, MatrixView<T> panel, VectorView<T>
     cfg.blockDim = dim3(kThreads);
     cfg.dynamicSmemBytes = static_cast<std::size_t>(args.rpb + 1) * row_bytes;
     cfg.stream = ctx.stream;
-    cudaLaunchAttribute attrs[2] = {};
-    attrs[0].id = cudaLaunchAttributeClusterDimension;
-    attrs[0].val.clusterDim.x = static_cast<unsigned>(blocks);
-    attrs[0].val.clusterDim.y = 1;
-    attrs[0].val.clusterDim.z = 1;
-    attrs[1] = pdl_attribute();
-    cfg.attrs = attrs;
-    cfg.numAttrs = skip != nullptr && pdl_on() ? 2 : 1;
+    cudaLaunchAttribute attr{};
+    attr.id = cudaLaunchAttributeClusterDimension;
+    attr.val.clusterDim.x = static_cast<unsigned>(blocks);
+    attr.val.clusterDim.y = 1;
+    attr.val.clusterDim.z = 1;
+    cfg.attrs = &attr;
+    cfg.numAttrs = 1;
     GPUQR_CUDA_CHECK(cudaLaunchKernelExC(&cfg, reinterpret_cast<const void*>(panel_kernel<T, true>),
                                          params));
     GPUQR_CUDA_CHECK_LAUNCH(ctx.stream);

@@ -29,7 +29,6 @@
 #include "src/core/qrf_ah_kernels.hpp"
 #include "src/cuda/check.hpp"
 #include "src/cuda/panel_qr.hpp"
-#include "src/cuda/pdl.cuh"
 #include "src/cuda/qrf_ah_panel.cuh"
 #include "src/cuda/safe_range.cuh"
 
@@ -72,7 +71,6 @@ __global__ void __launch_bounds__(kThreads) ah_gram_kernel(const T* a, std::int6
                                                            std::int64_t h, int b,
                                                            std::int64_t chunk, T* parts) {
   __shared__ T tile[32][kB + 1];  // [row][col]
-  pdl_trigger();  // the next kernel (one block) may wait for this one on an SM already
   const int tid = threadIdx.x;
   const std::int64_t r0 = b + blockIdx.x * chunk;
   const std::int64_t r1 = min(h, r0 + chunk);
@@ -118,8 +116,6 @@ template <class T>
 __global__ void __launch_bounds__(kThreads)
     ah_sum_parts_kernel(const T* parts, int nparts, T* out) {
   __shared__ T sums[kThreads / 32][32];
-  pdl_wait();
-  pdl_trigger();
   const int c = blockIdx.x, seg = blockIdx.y, r = threadIdx.x % 32, g = threadIdx.x / 32;
   const int p0 = static_cast<int>(static_cast<std::int64_t>(nparts) * seg / kSumSegments);
   const int p1 = static_cast<int>(static_cast<std::int64_t>(nparts) * (seg + 1) / kSumSegments);
@@ -148,7 +144,6 @@ __global__ void __launch_bounds__(kTop)
   __shared__ T x[kB][kB + 1], g[kB][kB + 1], d[kB][kB + 1], bg[kB][kB + 1], wb[kB][kB + 1];
   __shared__ T s_tau[kB];
   __shared__ int s_ok;
-  pdl_wait();  // the partial Gram matrices
   const int tid = threadIdx.x;
   const bool trace = g_ah_trace != 0;
   auto mark = [&](int p) {
@@ -224,7 +219,6 @@ __global__ void __launch_bounds__(kTop)
     factored = ah::factor_block<T, kB, kTop>(x, g, d, s_tau, b, threshold,
                                              detail::kAhMaxAmplification) == b;
   mark(3);
-  pdl_trigger();  // the scaling kernel may be scheduled during the rest
   if (!factored) {
     if (tid == 0) *status = 0;
     return;  // uniform: nothing of the panel was written
@@ -330,8 +324,6 @@ __global__ void __launch_bounds__(kScaleThreads) ah_scale_kernel(T* a, std::int6
                                                             std::int64_t h, int b, const T* dm,
                                                             const int* status, T* v,
                                                             std::int64_t ldv) {
-  pdl_wait();  // the status and D
-  pdl_trigger();
   if (*status != 1) return;
   __shared__ T sd[kB][kB + 1];
   for (int idx = threadIdx.x; idx < kB * kB; idx += kScaleThreads) {
@@ -429,17 +421,12 @@ int* panel_qr_ah(detail::ContextImpl& ctx, MatrixView<T> panel, VectorView<T> ta
   int nparts = static_cast<int>((below + chunk - 1) / chunk);
   const double threshold = std::max(detail::kAhRemainingFraction,
                                     std::sqrt(double(std::numeric_limits<T>::epsilon())));
-  // The kernels after the Gram pass (and the Householder kernel after them) are launched as
-  // a programmatic-dependent chain (pdl.cuh): each waits for the one ahead. The Gram pass
-  // itself is not: what is ahead of it may be another stream's event rather than a kernel.
-  GPUQR_CUDA_CHECK(launch_pdl(false, ah_gram_kernel<T>, dim3(nparts), dim3(kThreads), 0,
-                              ctx.stream, panel.data(), panel.ld(), h, b, chunk,
-                              tall ? tall_parts : parts));
+  ah_gram_kernel<T><<<nparts, kThreads, 0, ctx.stream>>>(panel.data(), panel.ld(), h, b, chunk,
+                                                         tall ? tall_parts : parts);
   GPUQR_CUDA_CHECK_LAUNCH(ctx.stream);
   if (tall) {
-    GPUQR_CUDA_CHECK(launch_pdl(true, ah_sum_parts_kernel<T>, dim3(kB, kSumSegments),
-                                dim3(kThreads), 0, ctx.stream,
-                                static_cast<const T*>(tall_parts), nparts, sums));
+    ah_sum_parts_kernel<T><<<dim3(kB, kSumSegments), kThreads, 0, ctx.stream>>>(
+        tall_parts, nparts, sums);
     GPUQR_CUDA_CHECK_LAUNCH(ctx.stream);
     parts = sums;
     nparts = kSumSegments;
@@ -460,18 +447,19 @@ int* panel_qr_ah(detail::ContextImpl& ctx, MatrixView<T> panel, VectorView<T> ta
   }();
   const int warp_mode = warp_override.load();
   const int warp_factor = warp_mode < 0 ? env_warp : warp_mode;
-  T* const t_ptr = t.empty() ? nullptr : t.data();
-  const T* const parts_c = parts;
-  GPUQR_CUDA_CHECK(launch_pdl(true, top_threads == 128 ? ah_top_kernel<T, 128> : ah_top_kernel<T, 256>,
-                              dim3(1), dim3(top_threads), 0, ctx.stream, panel.data(), panel.ld(), b,
-                              parts_c, nparts, tau.data(), v.data(), v.ld(), t_ptr, t.ld(), dm,
-                              status, threshold, warp_factor));
+  if (top_threads == 128) {
+    ah_top_kernel<T, 128><<<1, 128, 0, ctx.stream>>>(
+        panel.data(), panel.ld(), b, parts, nparts, tau.data(), v.data(), v.ld(),
+        t.empty() ? nullptr : t.data(), t.ld(), dm, status, threshold, warp_factor);
+  } else {
+    ah_top_kernel<T, 256><<<1, 256, 0, ctx.stream>>>(
+        panel.data(), panel.ld(), b, parts, nparts, tau.data(), v.data(), v.ld(),
+        t.empty() ? nullptr : t.data(), t.ld(), dm, status, threshold, warp_factor);
+  }
   GPUQR_CUDA_CHECK_LAUNCH(ctx.stream);
   const auto blocks = static_cast<unsigned>((below + kScaleThreads - 1) / kScaleThreads);
-  GPUQR_CUDA_CHECK(launch_pdl(true, ah_scale_kernel<T>, dim3(blocks), dim3(kScaleThreads), 0,
-                              ctx.stream, panel.data(), panel.ld(), h, b,
-                              static_cast<const T*>(dm), static_cast<const int*>(status), v.data(),
-                              v.ld()));
+  ah_scale_kernel<T><<<blocks, kScaleThreads, 0, ctx.stream>>>(panel.data(), panel.ld(), h, b, dm,
+                                                          status, v.data(), v.ld());
   GPUQR_CUDA_CHECK_LAUNCH(ctx.stream);
   return status;
 }

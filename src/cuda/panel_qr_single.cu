@@ -33,7 +33,6 @@
 #include "src/core/blocked_kernels.hpp"
 #include "src/cuda/check.hpp"
 #include "src/cuda/panel_qr.hpp"
-#include "src/cuda/pdl.cuh"
 #include "src/cuda/safe_range.cuh"
 
 namespace gpuqr::kernels::cuda {
@@ -105,7 +104,6 @@ template <class T, int W, int RPT>
 __global__ void __launch_bounds__(W * 32, 1)
     panel_single_kernel(T* a, std::int64_t lda, int h, int b, T* tau_out, T* v, std::int64_t ldv,
                         T* t, std::int64_t ldt, const int* skip) {
-  pdl_wait();  // after the AH panel's kernels: launched as their chain's last (pdl.cuh)
   if (skip != nullptr && *skip == 1) return;  // the AH panel (panel_qr_ah.cu) factored it
   constexpr int kThreads = W * 32;
   constexpr int kRows = W * RPT;
@@ -336,10 +334,9 @@ void launch(detail::ContextImpl& ctx, MatrixView<T> panel, VectorView<T> tau, Ma
             MatrixView<T> t, const int* skip) {
   allow<T, W, RPT>(ctx.device);
   const int b = static_cast<int>(panel.cols());
-  GPUQR_CUDA_CHECK(launch_pdl(skip != nullptr, panel_single_kernel<T, W, RPT>, dim3(1),
-                              dim3(W * 32), smem_bytes<T, W, RPT>(b), ctx.stream, panel.data(),
-                              panel.ld(), static_cast<int>(panel.rows()), b, tau.data(), v.data(),
-                              v.ld(), t.empty() ? nullptr : t.data(), t.ld(), skip));
+  panel_single_kernel<T, W, RPT><<<1, W * 32, smem_bytes<T, W, RPT>(b), ctx.stream>>>(
+      panel.data(), panel.ld(), static_cast<int>(panel.rows()), b, tau.data(), v.data(), v.ld(),
+      t.empty() ? nullptr : t.data(), t.ld(), skip);
   GPUQR_CUDA_CHECK_LAUNCH(ctx.stream);
 }
 
