@@ -239,58 +239,66 @@ TEST_P(KernelTwins, PanelQrAhMatchesGeqr2OrDeclines) {
   } reset;
   kernels::cuda::panel_qr_ah_mode(1);
   for (const int warp : {4, 1, 0}) {
-  SCOPED_TRACE(warp == 4   ? "Algorithm 2 by four warps"
-               : warp == 1 ? "Algorithm 2 by one warp"
-                           : "Algorithm 2 by the thread block");
-  kernels::cuda::panel_qr_ah_warp_mode(warp);
-  GPUQR_FOR_PRECISION(([&]<class T>() {
-    std::uint64_t seed = 970;
-    for (auto [h, b] : {std::pair<int, int>{64, 32}, {65, 20}, {96, 32}, {100, 2}, {256, 32},
-                        {1000, 32}, {4097, 17}, {70001, 32}}) {
-      SCOPED_TRACE(std::to_string(h) + "x" + std::to_string(b));
-      // Random panels of at least 4b rows are factored (their amplification stays near 3;
-      // the default threshold is 96 rows). Shorter ones (64 x 32: kappa 8-9) may be
-      // declined by the amplification test, and then must be left unchanged.
-      const bool factored =
-          compare_ah_panel<T>(ctx(), make_matrix<T>(MatrixKind::random, h, b, seed++));
-      if (h >= 4 * b) EXPECT_TRUE(factored) << "a random panel should not be declined";
-      compare_ah_panel<T>(ctx(), make_matrix<T>(MatrixKind::graded, h, b, seed++));
-      EXPECT_FALSE(compare_ah_panel<T>(ctx(), make_matrix<T>(MatrixKind::rank_deficient, h, b, seed++)))
-          << "a rank-deficient panel must be left to the Householder kernel";
-    }
-    const double tiny = sizeof(T) == 8 ? 1e-170 : 1e-25;
-    const double huge = sizeof(T) == 8 ? 1e+170 : 1e+25;
-    for (double scale : {tiny, huge}) {
-      Matrix<T> a = random_matrix<T>(300, 12, 35);
-      for (std::int64_t i = 0; i < 300; ++i) a(i, 4) = static_cast<T>(a(i, 4) * scale);
-      SCOPED_TRACE(scale);
-      EXPECT_FALSE(compare_ah_panel<T>(ctx(), a));
-    }
-    // Ill-conditioned panels: where it factors them, as accurate as Householder QR (backward
-    // error and orthogonality ratios against the LAPACK-test bound of 30). The norm-update
-    // test declines most of them (measured: every one from cond = 1e2 up); the mildest are
-    // factored, so the check runs.
-    int factored = 0;
-    for (double cond : {2.0, 10.0, 1e2, 1e4, 1e6, 1e10}) {
-      if (sizeof(T) == 4 && cond > 1e4) continue;
-      for (auto [h, b] : {std::pair<int, int>{300, 32}, {517, 24}}) {
-        SCOPED_TRACE(std::to_string(h) + "x" + std::to_string(b) + " cond " + std::to_string(cond));
-        const Matrix<T> p = make_matrix<T>(MatrixKind::ill_conditioned, h, b, seed++, cond);
-        Matrix<T> a_gpu = to_ctx<T>(ctx(), p.view());
-        Matrix<T> tau_gpu = device_matrix<T>(ctx(), b, 1), v_gpu = device_matrix<T>(ctx(), h, b);
-        Matrix<T> t_gpu = device_matrix<T>(ctx(), b, b);
-        if (!kernels::cuda::panel_qr_ah_only<T>(ctx().impl(), a_gpu.view(), vec(tau_gpu),
-                                                v_gpu.view(), t_gpu.view()))
-          continue;
-        ++factored;
-        const auto [res, orth] = ah_panel_ratios<T>(p, to_host(ctx(), a_gpu), to_host(ctx(), v_gpu),
-                                                    to_host(ctx(), t_gpu));
-        EXPECT_LT(res, 30.0);
-        EXPECT_LT(orth, 30.0);
+    SCOPED_TRACE(warp == 4   ? "Algorithm 2 by four warps"
+                 : warp == 1 ? "Algorithm 2 by one warp"
+                             : "Algorithm 2 by the thread block");
+    kernels::cuda::panel_qr_ah_warp_mode(warp);
+    GPUQR_FOR_PRECISION(([&]<class T>() {
+      std::uint64_t seed = 970;
+      for (auto [h, b] : {std::pair<int, int>{64, 32},
+                          {65, 20},
+                          {96, 32},
+                          {100, 2},
+                          {256, 32},
+                          {1000, 32},
+                          {4097, 17},
+                          {70001, 32}}) {
+        SCOPED_TRACE(std::to_string(h) + "x" + std::to_string(b));
+        // Random panels of at least 4b rows are factored (their amplification stays near 3;
+        // the default threshold is 96 rows). Shorter ones (64 x 32: kappa 8-9) may be
+        // declined by the amplification test, and then must be left unchanged.
+        const bool factored =
+            compare_ah_panel<T>(ctx(), make_matrix<T>(MatrixKind::random, h, b, seed++));
+        if (h >= 4 * b) EXPECT_TRUE(factored) << "a random panel should not be declined";
+        compare_ah_panel<T>(ctx(), make_matrix<T>(MatrixKind::graded, h, b, seed++));
+        EXPECT_FALSE(
+            compare_ah_panel<T>(ctx(), make_matrix<T>(MatrixKind::rank_deficient, h, b, seed++)))
+            << "a rank-deficient panel must be left to the Householder kernel";
       }
-    }
-    EXPECT_GT(factored, 0) << "no ill-conditioned panel was factored: the check above never ran";
-  }));
+      const double tiny = sizeof(T) == 8 ? 1e-170 : 1e-25;
+      const double huge = sizeof(T) == 8 ? 1e+170 : 1e+25;
+      for (double scale : {tiny, huge}) {
+        Matrix<T> a = random_matrix<T>(300, 12, 35);
+        for (std::int64_t i = 0; i < 300; ++i) a(i, 4) = static_cast<T>(a(i, 4) * scale);
+        SCOPED_TRACE(scale);
+        EXPECT_FALSE(compare_ah_panel<T>(ctx(), a));
+      }
+      // Ill-conditioned panels: where it factors them, as accurate as Householder QR (backward
+      // error and orthogonality ratios against the LAPACK-test bound of 30). The norm-update
+      // test declines most of them (measured: every one from cond = 1e2 up); the mildest are
+      // factored, so the check runs.
+      int factored = 0;
+      for (double cond : {2.0, 10.0, 1e2, 1e4, 1e6, 1e10}) {
+        if (sizeof(T) == 4 && cond > 1e4) continue;
+        for (auto [h, b] : {std::pair<int, int>{300, 32}, {517, 24}}) {
+          SCOPED_TRACE(std::to_string(h) + "x" + std::to_string(b) + " cond " +
+                       std::to_string(cond));
+          const Matrix<T> p = make_matrix<T>(MatrixKind::ill_conditioned, h, b, seed++, cond);
+          Matrix<T> a_gpu = to_ctx<T>(ctx(), p.view());
+          Matrix<T> tau_gpu = device_matrix<T>(ctx(), b, 1), v_gpu = device_matrix<T>(ctx(), h, b);
+          Matrix<T> t_gpu = device_matrix<T>(ctx(), b, b);
+          if (!kernels::cuda::panel_qr_ah_only<T>(ctx().impl(), a_gpu.view(), vec(tau_gpu),
+                                                  v_gpu.view(), t_gpu.view()))
+            continue;
+          ++factored;
+          const auto [res, orth] = ah_panel_ratios<T>(p, to_host(ctx(), a_gpu),
+                                                      to_host(ctx(), v_gpu), to_host(ctx(), t_gpu));
+          EXPECT_LT(res, 30.0);
+          EXPECT_LT(orth, 30.0);
+        }
+      }
+      EXPECT_GT(factored, 0) << "no ill-conditioned panel was factored: the check above never ran";
+    }));
   }
 }
 

@@ -214,7 +214,8 @@ __global__ void __launch_bounds__(kTop)
   if (warp_factor == 1 && b == kB)
     factored = ah::factor_block_warp<T, kB>(x, g, d, s_tau, threshold, detail::kAhMaxAmplification);
   else if (warp_factor == 4 && b == kB && kTop >= 128)
-    factored = ah::factor_block_warps<T, kB>(x, g, d, s_tau, threshold, detail::kAhMaxAmplification);
+    factored =
+        ah::factor_block_warps<T, kB>(x, g, d, s_tau, threshold, detail::kAhMaxAmplification);
   else
     factored = ah::factor_block<T, kB, kTop>(x, g, d, s_tau, b, threshold,
                                              detail::kAhMaxAmplification) == b;

@@ -119,15 +119,14 @@ __device__ int factor_block(T (*x)[kB + 1], T (*g)[kB + 1], T (*d)[kB + 1], T* t
   return b;
 }
 
-
 /// Algorithm 2 for the blocked QR's AH panel on a full 32-column block, all or nothing: the
 /// same arithmetic as factor_block on the same shared matrices, by warp 0 alone with lane j
 /// holding column j of X / D (`xd`: rows above the current column are D's, rows below X's)
-/// and of G (`gc`) in registers (R's entries go to x as they come). Every exchange is a shuffle (column k from lane k,
-/// R's row k from every lane), so the 32 steps, fully unrolled, are one block of code with no
-/// barrier and no shared memory: the compiler can issue a step's updates of the next pivot's
-/// row (its chain: the shuffled pivot, rsqrt, reciprocal, w, R(k, j)) ahead of the rest.
-/// Lane k's column is scaled by 1 / sigma_k at the end (nothing reads it scaled before); the
+/// and of G (`gc`) in registers (R's entries go to x as they come). Every exchange is a shuffle
+/// (column k from lane k, R's row k from every lane), so the 32 steps, fully unrolled, are one
+/// block of code with no barrier and no shared memory: the compiler can issue a step's updates of
+/// the next pivot's row (its chain: the shuffled pivot, rsqrt, reciprocal, w, R(k, j)) ahead of the
+/// rest. Lane k's column is scaled by 1 / sigma_k at the end (nothing reads it scaled before); the
 /// lanes of finished columns apply zero updates rather than branch. The norm-update and
 /// amplification tests are evaluated at the end: a later column's downdated G(j, j) only
 /// falls, so the test on every step is the test on its pivot; NaN fails both. The caller
@@ -138,7 +137,7 @@ template <class T, int kB>
 __device__ bool factor_block_warp(T (*x)[kB + 1], T (*g)[kB + 1], T (*d)[kB + 1], T* tau,
                                   double threshold, double max_amplification) {
   static_assert(kB == 32, "32 columns");
-  __shared__ T s_cnorm[kB];  // ||P(:, i)|| at the start
+  __shared__ T s_cnorm[kB];                                // ||P(:, i)|| at the start
   __shared__ T s_t[kB], s_rs[kB], s_alpha[kB], s_piv[kB];  // step k's scalars, by lane 0
   __shared__ int s_good;
   if (threadIdx.x < 32) {
@@ -180,7 +179,7 @@ __device__ bool factor_block_warp(T (*x)[kB + 1], T (*g)[kB + 1], T (*d)[kB + 1]
         s_alpha[k] = alpha;
         s_piv[k] = gkk;
       }
-      if (later) x[j][k] = rkj;  // R's row k (nothing reads x during the steps)
+      if (later) x[j][k] = rkj;      // R's row k (nothing reads x during the steps)
       xd[k] = later ? -twr : xd[k];  // D(k, j); lane k's X(k, k) was read (xkk)
       // The next pivot's row, then the next step's scalars: the chain from step to step,
       // issued before this step's other updates so that its latency overlaps them.
@@ -208,9 +207,10 @@ __device__ bool factor_block_warp(T (*x)[kB + 1], T (*g)[kB + 1], T (*d)[kB + 1]
     T kappa = 0;
 #pragma unroll
     for (int i = 0; i < kB; ++i) kappa += i <= j ? fabs(xd[i]) * s_cnorm[i] : T(0);
-    if (j > 0 && !(static_cast<double>(kappa) * sqrt(0.5 * static_cast<double>(my_t)) <=
-                   max_amplification))
+    if (j > 0 &&
+        !(static_cast<double>(kappa) * sqrt(0.5 * static_cast<double>(my_t)) <= max_amplification)) {
       bad = true;
+    }
     // Column j as factor_block leaves it: R above the diagonal and alpha on it, V_T below it
     // in x; D on and above the diagonal in d.
 #pragma unroll
@@ -234,11 +234,11 @@ __device__ bool factor_block_warp(T (*x)[kB + 1], T (*g)[kB + 1], T (*d)[kB + 1]
 /// column (lane j: column j) of X / D and G, so that a step's bulk updates are a quarter of
 /// the single warp's. The warp holding row k (the step's owner) brings that row up to date,
 /// computes the step's scalars, w and R(k, :) for every column, and publishes w / sigma and
-/// R(k, j) per lane in shared memory (two buffers, by step parity); one barrier per step, after which every warp applies the step to its rows (column k's
-/// entries by shuffles within the warp, R's row k from the published row). The owner updates
-/// row k before its other rows, so the chain from step to step is the owner's pivot, scalars
-/// and publication plus one block barrier. Same contract as factor_block_warp; the block has
-/// at least 128 threads.
+/// R(k, j) per lane in shared memory (two buffers, by step parity); one barrier per step, after
+/// which every warp applies the step to its rows (column k's entries by shuffles within the warp,
+/// R's row k from the published row). The owner updates row k before its other rows, so the chain
+/// from step to step is the owner's pivot, scalars and publication plus one block barrier. Same
+/// contract as factor_block_warp; the block has at least 128 threads.
 template <class T, int kB>
 __device__ bool factor_block_warps(T (*x)[kB + 1], T (*g)[kB + 1], T (*d)[kB + 1], T* tau,
                                    double threshold, double max_amplification) {
@@ -263,7 +263,7 @@ __device__ bool factor_block_warps(T (*x)[kB + 1], T (*g)[kB + 1], T (*d)[kB + 1
     gc[r] = active ? g[j][row0 + r] : T(0);
   }
   if (w == 0) s_cnorm[j] = sqrt(g[j][j]);  // in the safe range (the caller checked)
-  T twr_prev = 0, rkj_prev = 0;  // this lane's step k - 1 values
+  T twr_prev = 0, rkj_prev = 0;            // this lane's step k - 1 values
   // Step k1's update of this warp's row r (its global row i = row0 + r); row k1 itself was
   // set by its owner.
   auto update_row = [&](int k1, int r) {
@@ -275,7 +275,7 @@ __device__ bool factor_block_warps(T (*x)[kB + 1], T (*g)[kB + 1], T (*d)[kB + 1
 #pragma unroll
   for (int k = 0; k < kB; ++k) {
     const int rk = k % kR;  // row k's place in its owner warp
-    if (w == k / kR) {  // uniform per warp
+    if (w == k / kR) {      // uniform per warp
       if (k > 0) update_row(k - 1, rk);
       const T gkk = __shfl_sync(kAll, gc[rk], k);
       const T xkk = __shfl_sync(kAll, xd[rk], k);
@@ -340,8 +340,8 @@ __device__ bool factor_block_warps(T (*x)[kB + 1], T (*g)[kB + 1], T (*d)[kB + 1
     const T my_t = s_t[j];
     tau[j] = my_t;
     bool bad = j > 0 && !(static_cast<double>(s_piv[j]) > threshold * static_cast<double>(g[j][j]));
-    if (j > 0 && !(static_cast<double>(kap) * sqrt(0.5 * static_cast<double>(my_t)) <=
-                   max_amplification))
+    if (j > 0 &&
+        !(static_cast<double>(kap) * sqrt(0.5 * static_cast<double>(my_t)) <= max_amplification))
       bad = true;
     const bool any_bad = __any_sync(kAll, bad);
     if (j == 0) s_good = any_bad ? 0 : 1;
