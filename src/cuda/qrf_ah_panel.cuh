@@ -207,8 +207,8 @@ __device__ bool factor_block_warp(T (*x)[kB + 1], T (*g)[kB + 1], T (*d)[kB + 1]
     T kappa = 0;
 #pragma unroll
     for (int i = 0; i < kB; ++i) kappa += i <= j ? fabs(xd[i]) * s_cnorm[i] : T(0);
-    if (j > 0 &&
-        !(static_cast<double>(kappa) * sqrt(0.5 * static_cast<double>(my_t)) <= max_amplification)) {
+    if (j > 0 && !(static_cast<double>(kappa) * sqrt(0.5 * static_cast<double>(my_t)) <=
+                   max_amplification)) {
       bad = true;
     }
     // Column j as factor_block leaves it: R above the diagonal and alpha on it, V_T below it
