@@ -49,7 +49,10 @@ constexpr int kSumSegments = 16;
 /// the workspace's size follows it (panel_qr_ah_workspace_elems).
 bool tall_panel(std::int64_t h) { return h - kB > kMaxParts * kTallChunk; }
 constexpr int kMinChunk = 64;   // rows per partial, at least
-constexpr int kTopThreads = 256;  // the b x b work: 8 warps of 4 rows (4 warps of 8: 1.3x slower)
+// The b x b kernel's block: 8 warps share its products; Algorithm 2 runs on 4 of them by
+// default (factor_block_warps), on all 8 in the block's version (4 warps of 8 rows there: 1.3x
+// slower).
+constexpr int kTopThreads = 256;
 constexpr int kScaleThreads = 64;  // V_B = P_B D: small blocks spread short panels over SMs
 // The AH panel's fewest rows: with Algorithm 2 by four warps it beats the single-block
 // Householder kernel from 96 rows (H200, session 17 run 3, 96 x 32: FP64 41.7 us against 55.3,
