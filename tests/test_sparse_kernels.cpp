@@ -688,6 +688,37 @@ TEST_P(SparseKernelCuda, PackRRowsMatchesTheTwin) {
   GPUQR_FOR_PRECISION([&]<class T>() { check_cuda_r_pack<T>(ctx(), 141); });
 }
 
+// The page-locked host blocks (src/cuda/pinned_pool.hpp) are registered in 16 MiB pieces: a
+// copy that starts mid-piece and crosses two boundaries must land whole and nowhere else, and
+// a freed block is kept and handed to the next request it fits.
+TEST_P(SparseKernelCuda, PageLockedBlocksCopyAcrossPiecesAndAreReused) {
+  const Context& gpu = ctx();
+  const std::size_t n = (std::size_t(40) << 20) / sizeof(double) + 12345;
+  const std::size_t offset = 1001;  // elements: the copy starts inside the first piece
+  std::mt19937_64 gen(77);
+  std::uniform_real_distribution<double> dist(-1.0, 1.0);
+  std::vector<double> src(n);
+  for (double& x : src) x = dist(gen);
+  const DeviceArray<double> d(src, gpu.device());
+  const std::size_t bytes = (n + offset + 7) * sizeof(double);
+  auto* host = static_cast<double*>(kernels::cuda::sparse_host_alloc(gpu.impl(), bytes));
+  ASSERT_NE(host, nullptr);
+  std::fill(host, host + n + offset + 7, -3.0);
+  kernels::cuda::sparse_copy_to_host<double>(gpu.impl(), host + offset, d.data(),
+                                             static_cast<Index>(n));
+  gpu.synchronize();
+  EXPECT_TRUE(std::equal(src.begin(), src.end(), host + offset));
+  EXPECT_EQ(host[offset - 1], -3.0);
+  EXPECT_EQ(host[offset + n], -3.0);
+  kernels::cuda::sparse_host_free(gpu.impl(), host);
+  void* again = kernels::cuda::sparse_host_alloc(gpu.impl(), bytes);
+  EXPECT_EQ(again, static_cast<void*>(host)) << "the freed block is cached and reused";
+  void* small = kernels::cuda::sparse_host_alloc(gpu.impl(), 4096);
+  EXPECT_NE(small, again);
+  kernels::cuda::sparse_host_free(gpu.impl(), small);
+  kernels::cuda::sparse_host_free(gpu.impl(), again);
+}
+
 INSTANTIATE_TEST_SUITE_P(Devices, SparseKernelCuda, cuda_backend_cases(), case_name);
 
 }  // namespace

@@ -33,6 +33,7 @@
 #include <thread>
 #include <cstdint>
 #include <cstdlib>
+#include <cstdio>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -121,11 +122,13 @@ inline std::int64_t r_packed_elems(const FrontInfo& fr) {
   return r_pack_offset(live, static_cast<std::int64_t>(fr.cols.size()));
 }
 
-/// The device buffer R's rows are packed into, in elements: launches whose rows need more are
-/// packed and copied in pieces (every front fits: at least the largest front's rows).
-inline std::int64_t r_pack_buffer_elems(const SparseAnalysis& an) {
+/// The device buffer R's rows (and the carried columns of k right-hand sides) are packed
+/// into, in elements: launches whose rows need more are packed and copied in pieces (every
+/// front fits: at least the largest front's rows, and its carried columns).
+inline std::int64_t r_pack_buffer_elems(const SparseAnalysis& an, std::int64_t k) {
   std::int64_t largest = 0;
-  for (const FrontInfo& fr : an.fronts) largest = std::max(largest, r_packed_elems(fr));
+  for (const FrontInfo& fr : an.fronts)
+    largest = std::max({largest, r_packed_elems(fr), fr.rows * k});
   return largest + (std::int64_t(1) << 25);
 }
 
@@ -189,6 +192,7 @@ struct SparseQR<T>::Device {
   detail::HostBuffer small_slots[2];
   std::future<void> big_ready;  ///< the full-size slots, allocated on another thread
   std::vector<const T*> packed_base;  ///< per front: its packed rows in its launch's slot
+  std::vector<const T*> carried_base;  ///< per front: its carried columns there (k > 0)
 
   /// The caller's context (its stream and handles) with the NaN/Inf check of the dense calls
   /// off for the factorization's duration (A was checked; fronts only hold its transforms,
@@ -196,6 +200,12 @@ struct SparseQR<T>::Device {
   bool was_checking;
   /// GPUQR_SPARSE_PROFILE=1: wait for the device after each enqueued part (SparseFactorStats).
   bool profile = detail::env_int("GPUQR_SPARSE_PROFILE", 0) != 0;
+  /// GPUQR_SPARSE_TRACE=1: one line per launch on stderr (a diagnostic of the host's time:
+  /// what each part of the launch loop took, and the fronts it handled).
+  bool trace = detail::env_int("GPUQR_SPARSE_TRACE", 0) != 0;
+  /// Launches that finish no front are enqueued without a wait (GPUQR_SPARSE_MERGE=0: each
+  /// launch is waited for, as before; a measurement knob).
+  bool merge_idle = detail::env_int("GPUQR_SPARSE_MERGE", 1) != 0;
   /// Contexts (streams of their own) for the dense fronts of a launch (factor_dense_all);
   /// GPUQR_SPARSE_LANES of them, made on first use.
   I lanes_wanted = detail::env_int("GPUQR_SPARSE_LANES", 4);
@@ -305,9 +315,15 @@ struct SparseQR<T>::Device {
     for (const detail::SparseStage& st : plan.stages)
       arena_elems = std::max(arena_elems, stage_elems(st));
     SparseFactorStats& stats = self.stats_;
+    const auto t_start = std::chrono::steady_clock::now();
     timed(stats.copy_seconds, [&] { upload(arena_elems); });
+    const double t_upload = stats.copy_seconds;
     packing = !self.keep_householder_;
     if (packing) timed(stats.copy_seconds, [&] { setup_packing(sched); });
+    if (trace)
+      std::fprintf(stderr, "sparse trace: arena %.3f GB, upload %.2f ms, packing set up %.2f ms\n",
+                   static_cast<double>(arena_elems) * sizeof(T) / 1e9, 1e3 * t_upload,
+                   1e3 * (std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count() - t_upload));
     // Bounce buffers pay where the fronts are large: their allocation (on another thread, but
     // it holds the driver's lock) cost small problems 60-90 ms, more than their whole copy.
     double front_bytes = 0;
@@ -326,26 +342,48 @@ struct SparseQR<T>::Device {
     stats.ran_on = to_string(ctx.backend());
     for (std::size_t s = 0; s < plan.stages.size(); ++s) {
       const detail::SparseStage& st = plan.stages[s];
+      const double copy_before = stats.copy_seconds;
       timed(stats.copy_seconds, [&] { begin_stage(st); });
+      if (trace)
+        std::fprintf(stderr, "sparse trace: stage %zu begins %.2f ms\n", s,
+                     1e3 * (stats.copy_seconds - copy_before));
       // As the planner counts it (fronts, maps, carried-in blocks); the arena holds each
       // front's tau besides (min(rows, cols) values).
       stats.peak_stage_bytes = std::max(stats.peak_stage_bytes, st.peak_bytes);
       std::vector<I> pending;  // fronts finished by the previous launch, not yet taken out
+      int parity = 0;          // the host slot the next fronts' R rows are packed into
       for (I l = sched.stage_launch_ptr[s]; l < sched.stage_launch_ptr[s + 1]; ++l) {
+        const SparseFactorStats before = stats;
+        const auto t0 = std::chrono::steady_clock::now();
         std::vector<I> finished = run_launch(sched, l);
-        if (packing)
-          enqueued(stats.pack_seconds, [&] { pack_rows(finished, static_cast<int>(l % 2)); });
+        // A launch that finishes no front (its fronts' Pack-Assembly, their QR due in the
+        // next) is not waited for: the next launch is enqueued behind it at once, and the host
+        // takes `pending` out while the device runs both. (Waiting here left the device idle
+        // while the host turned the previous launch's fronts into R's rows.)
+        if (finished.empty() && merge_idle && l + 1 < sched.stage_launch_ptr[s + 1]) {
+          if (trace) trace_launch(l, finished, before, t0);
+          continue;
+        }
+        if (packing) {
+          enqueued(stats.pack_seconds, [&] { pack_rows(finished, parity); });
+          parity ^= 1;  // the host reads the other slot (pending's) meanwhile
+        }
         // The previous launch's fronts go to the host (kept mode) and become R's rows while
         // this one runs.
         if (!packing) timed(stats.copy_seconds, [&] { copy_kept(pending); });
         timed(stats.rows_seconds, [&] { take_out(pending); });
         timed(stats.wait_seconds, [&] { ctx.synchronize(); });
         if (packing) timed(stats.copy_seconds, [&] { copy_out(finished); });
+        if (trace) trace_launch(l, finished, before, t0);
         pending = std::move(finished);
       }
+      const auto t_tail = std::chrono::steady_clock::now();
       if (!packing) timed(stats.copy_seconds, [&] { copy_kept(pending); });
       timed(stats.rows_seconds, [&] { take_out(pending); });
       timed(stats.copy_seconds, [&] { end_stage(st); });
+      if (trace)
+        std::fprintf(stderr, "sparse trace: stage %zu tail (last fronts out, end of stage) %.2f ms\n",
+                     s, 1e3 * std::chrono::duration<double>(std::chrono::steady_clock::now() - t_tail).count());
     }
     stats.host_alloc_seconds = host_alloc;
     if (tol < 0) return 0;
@@ -355,16 +393,53 @@ struct SparseQR<T>::Device {
     return count[0];
   }
 
+  /// One GPUQR_SPARSE_TRACE line: launch l's parts in ms (their growth since `before`).
+  void trace_launch(I l, const std::vector<I>& finished, const SparseFactorStats& before,
+                    std::chrono::steady_clock::time_point t0) const {
+    const SparseFactorStats& now = self.stats_;
+    I dense = 0;
+    double flops = 0;
+    for (const I f : finished) {
+      if (std::min(rows(f), ncols(f)) >= dense_min) ++dense;
+      flops += an().fronts[f].flops;
+    }
+    auto ms = [](double a, double b) { return 1e3 * (a - b); };
+    std::fprintf(stderr,
+                 "sparse trace: launch %lld fronts %zu dense %lld gflop %.1f | assembly %.2f "
+                 "small %.2f dense %.2f pack %.2f rows %.2f wait %.2f copy %.2f | all %.2f ms\n",
+                 static_cast<long long>(l), finished.size(), static_cast<long long>(dense),
+                 flops / 1e9, ms(now.assembly_seconds, before.assembly_seconds),
+                 ms(now.small_qr_seconds, before.small_qr_seconds),
+                 ms(now.dense_qr_seconds, before.dense_qr_seconds),
+                 ms(now.pack_seconds, before.pack_seconds), ms(now.rows_seconds, before.rows_seconds),
+                 ms(now.wait_seconds, before.wait_seconds), ms(now.copy_seconds, before.copy_seconds),
+                 1e3 * std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  }
+
   /// Frees the device's buffers, the host slots and the lanes (the work on them is done).
   void release() {
+    auto t0 = std::chrono::steady_clock::now();
+    auto lap = [&t0]() {
+      const auto t = std::chrono::steady_clock::now();
+      const double s = std::chrono::duration<double>(t - t0).count();
+      t0 = t;
+      return 1e3 * s;
+    };
     ctx.synchronize();
+    const double t_sync = lap();
     arena = detail::ArenaArray<T>();
     pack_dev = detail::ArenaArray<T>();
+    const double t_arena = lap();
     if (big_ready.valid()) big_ready.wait();
     for (detail::HostBuffer& slot : slots) slot = detail::HostBuffer();
     for (detail::HostBuffer& slot : small_slots) slot = detail::HostBuffer();
+    const double t_slots = lap();
     lanes.clear();
     copiers.clear();
+    const double t_lanes = lap();
+    if (trace)
+      std::fprintf(stderr, "sparse trace: release sync %.2f arena %.2f slots %.2f lanes %.2f ms\n",
+                   t_sync, t_arena, t_slots, t_lanes);
     if (bounce_ready.valid()) bounce_ready.wait();
     bounce.clear();
     s_row = detail::ArenaArray<I>();
@@ -384,17 +459,20 @@ struct SparseQR<T>::Device {
     I largest_launch = 0;
     for (I l = 0; l < sched.launches(); ++l) {
       I e = 0;
-      for (const I f : detail::fronts_finished_by(sched, l)) e += detail::r_packed_elems(an().fronts[f]);
+      for (const I f : detail::fronts_finished_by(sched, l)) e += packed_elems(f);
       largest_launch = std::max(largest_launch, e);
     }
-    pack_elems = std::min(detail::r_pack_buffer_elems(an()), largest_launch);
+    pack_elems = std::min(detail::r_pack_buffer_elems(an(), k), largest_launch);
     const I nf = static_cast<I>(an().fronts.size());
     packed_base.assign(nf, nullptr);
+    carried_base.assign(nf, nullptr);
     if (largest_launch == 0) return;
     pack_dev = detail::ArenaArray<T>(pack_elems, space, dev);
-    // Page-locked memory is slow to allocate (0.4 s for the 2 x 426 MB of grid3d:45): small
-    // slots now, for the first launches (small fronts), the full-size ones on another thread
-    // while the device works; a launch waits for them only when its rows do not fit the small.
+    // Page-locked memory is slow to pin (0.4 s for the 2 x 426 MB of grid3d:45): small slots
+    // now, for the first launches (small fronts), the full-size ones on another thread while
+    // the device works (pinned piece by piece, so this thread's CUDA calls are not held up:
+    // src/cuda/pinned_pool.hpp); a launch waits for them only when its rows do not fit the
+    // small. Freed slots stay pinned for the next factorization.
     small_elems = std::min(largest_launch, detail::env_int("GPUQR_SPARSE_SMALL_SLOT", kSmallSlotElems));
     timed(host_alloc, [&] {
       for (detail::HostBuffer& slot : small_slots)
@@ -409,13 +487,17 @@ struct SparseQR<T>::Device {
     }
   }
 
-  /// Enqueues the packing of fronts fs' R rows and their copy into a host slot of parity
-  /// `slot` (the launches alternate, so the slot the host reads is never the one being
-  /// filled), in pieces of at most pack_elems (the device buffer is reused in stream order: a
+  /// Elements front f leaves in a host slot: its R rows packed, then its carried columns (all
+  /// its rows: contiguous in the front, which has ld = rows).
+  I packed_elems(I f) const { return detail::r_packed_elems(an().fronts[f]) + rows(f) * k; }
+
+  /// Enqueues the packing of fronts fs' R rows (and carried columns) and their copy into a host slot of parity
+  /// `slot` (the launches that finish fronts alternate, so the slot the host reads is never
+  /// the one being filled), in pieces of at most pack_elems (the device buffer is reused in stream order: a
   /// piece is packed only after the previous piece's copy).
   void pack_rows(const std::vector<I>& fs, int slot) {
     I need = 0;
-    for (const I f : fs) need += detail::r_packed_elems(an().fronts[f]);
+    for (const I f : fs) need += packed_elems(f);
     if (need > small_elems && big_ready.valid()) timed(host_alloc, [&] { big_ready.get(); });
     T* host = static_cast<T*>(need <= small_elems ? small_slots[slot].data() : slots[slot].data());
     std::vector<detail::RPackDesc> piece;
@@ -432,14 +514,22 @@ struct SparseQR<T>::Device {
     for (const I f : fs) {
       const FrontInfo& fr = an().fronts[f];
       const I e = detail::r_packed_elems(fr);
-      if (e == 0) {
-        packed_base[f] = host;  // nothing is read (no live rows)
-        continue;
+      packed_base[f] = host;  // nothing is read (no live rows) unless set below
+      if (e > 0) {
+        if (used + e > pack_elems) flush();
+        packed_base[f] = host + base + used;
+        piece.push_back({at[f], std::max<I>(1, rows(f)), std::min(rows(f), fr.npiv), ncols(f), used});
+        used += e;
       }
-      if (used + e > pack_elems) flush();
-      packed_base[f] = host + base + used;
-      piece.push_back({at[f], std::max<I>(1, rows(f)), std::min(rows(f), fr.npiv), ncols(f), used});
-      used += e;
+      // The carried columns, one contiguous range of the front: packed as one "row" of
+      // rows * k entries (ld 1), so that they leave in the same copy as R's rows.
+      const I c = rows(f) * k;
+      if (c > 0) {
+        if (used + c > pack_elems) flush();
+        carried_base[f] = host + base + used;
+        piece.push_back({at[f] + ncols(f) * rows(f), 1, 1, c, used});
+        used += c;
+      }
     }
     flush();
   }
@@ -688,18 +778,16 @@ struct SparseQR<T>::Device {
   }
 
   /// Q-less: the finished fronts' bookkeeping for the host and their carried columns (the
-  /// launch is complete); R's rows come through the host slots (pack_rows), the whole fronts
-  /// of kept mode through copy_kept.
+  /// launch is complete: both are in a host slot, packed by pack_rows); the whole fronts of
+  /// kept mode come through copy_kept.
   void copy_out(const std::vector<I>& fs) {
     for (const I f : fs) {
       set_front_meta(f);
       Front& out = self.fronts_[f];
-      const I r = rows(f), c = ncols(f);
-      // R's rows are in a host slot (packing); only the carried columns are copied here.
+      const I r = rows(f);
       out.qr = Matrix<T>(k > 0 ? r : 0, k);
-      if (k > 0)
-        detail::copy_2d(out.qr.data(), out.qr.ld(), MemorySpace::host, front_ptr(f) + c * r,
-                        std::max<I>(1, r), space, r, k, sizeof(T));
+      if (k > 0 && r > 0)
+        detail::copy_2d(out.qr.data(), out.qr.ld(), MemorySpace::host, carried_base[f], r, MemorySpace::host, r, k, sizeof(T));
     }
   }
 

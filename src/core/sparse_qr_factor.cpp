@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 #include <string>
 #include <thread>
@@ -108,7 +109,7 @@ void SparseQR<T>::factor(const CscMatrix<T>& a, const MatrixView<const T>* b,
     I cap = options.memory_cap_bytes;
     if (arena && options.context.is_cuda()) {
       const I pack_bytes = keep_householder_ ? 0
-                                             : detail::r_pack_buffer_elems(analysis_) *
+                                             : detail::r_pack_buffer_elems(analysis_, k) *
                                                    static_cast<I>(sizeof(T));
       const I free_cap = device_stage_cap(options.context, maps, a, k, pack_bytes);
       cap = cap == 0 ? free_cap : std::min(cap, free_cap);
@@ -125,6 +126,9 @@ void SparseQR<T>::factor(const CscMatrix<T>& a, const MatrixView<const T>* b,
     stats_.plan_seconds = maps_seconds + seconds_since(t0);
     const auto t1 = std::chrono::steady_clock::now();
     Twin twin(*this, a, b, maps, aq, tol_, threads);
+    if (detail::env_int("GPUQR_SPARSE_TRACE", 0) != 0)
+      std::fprintf(stderr, "sparse trace: stages and schedule %.2f ms, twin %.2f ms\n",
+                   1e3 * std::chrono::duration<double>(t1 - t0).count(), 1e3 * seconds_since(t1));
     if (arena) {
       Device device(*this, twin, a, b, maps, options.context, tol_);
       small = device.run(stages, schedule);

@@ -20,8 +20,11 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <chrono>
 #include <climits>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <mutex>
@@ -31,6 +34,7 @@
 #include "src/core/sparse_device_kernels.hpp"
 #include "src/core/sparse_kernel_split.hpp"
 #include "src/cuda/check.hpp"
+#include "src/cuda/pinned_pool.hpp"
 
 namespace gpuqr::kernels::cuda {
 namespace {
@@ -51,6 +55,43 @@ constexpr std::int64_t kItemsPerBlock = std::int64_t{kThreads} * kItemsPerThread
 constexpr std::int64_t kTilesPerBlock = kWarps;
 constexpr int kTileCols = static_cast<int>(split::kPackTileCols);
 static_assert(split::kPackTileRows == 32, "a Pack-Assembly tile row is a lane");
+
+// ---- a diagnostic ---------------------------------------------------------------------------
+
+/// GPUQR_SPARSE_TRACE=1: each assembly leaf prints its host time by part and then waits for
+/// its kernel (so the line holds the device time too). A diagnostic: it serializes the stream.
+class LeafTrace {
+ public:
+  explicit LeafTrace(const char* leaf) : leaf_(leaf), t_(now()) {}
+  void lap(int i) {
+    const auto t = now();
+    ms_[i] = 1e3 * std::chrono::duration<double>(t - t_).count();
+    t_ = t;
+  }
+  void report(cudaStream_t stream, std::size_t descs, std::int64_t items, unsigned blocks) {
+    if (!on()) return;
+    GPUQR_CUDA_CHECK(cudaStreamSynchronize(stream));
+    lap(3);
+    std::fprintf(stderr,
+                 "sparse trace: %s descs %zu items %lld blocks %u | split %.2f upload %.2f "
+                 "launch %.2f device %.2f ms\n",
+                 leaf_, descs, static_cast<long long>(items), blocks, ms_[0], ms_[1], ms_[2],
+                 ms_[3]);
+  }
+  static bool on() {
+    static const bool trace = [] {
+      const char* v = std::getenv("GPUQR_SPARSE_TRACE");
+      return v != nullptr && std::atoi(v) != 0;
+    }();
+    return trace;
+  }
+
+ private:
+  static std::chrono::steady_clock::time_point now() { return std::chrono::steady_clock::now(); }
+  const char* leaf_;
+  std::chrono::steady_clock::time_point t_;
+  double ms_[4] = {0, 0, 0, 0};
+};
 
 // ---- the plan and its upload ----------------------------------------------------------------
 
@@ -405,27 +446,30 @@ template <class T>
 void sparse_copy_to_host(detail::ContextImpl& ctx, T* host, const T* src, std::int64_t n) {
   if (n <= 0) return;
   DeviceGuard guard(ctx.device);
-  GPUQR_CUDA_CHECK(cudaMemcpyAsync(host, src, static_cast<std::size_t>(n) * sizeof(T),
-                                   cudaMemcpyDeviceToHost, ctx.stream));
+  // Split at pinned::kChunk boundaries of the host address: a block of the pinned pool is
+  // registered piece by piece, and a copy must stay within one registration to be
+  // asynchronous (for other host memory the split changes nothing).
+  auto* dst = reinterpret_cast<unsigned char*>(host);
+  const auto* from = reinterpret_cast<const unsigned char*>(src);
+  std::size_t left = static_cast<std::size_t>(n) * sizeof(T);
+  while (left > 0) {
+    const std::size_t to_boundary =
+        pinned::kChunk - reinterpret_cast<std::uintptr_t>(dst) % pinned::kChunk;
+    const std::size_t len = std::min(left, to_boundary);
+    GPUQR_CUDA_CHECK(cudaMemcpyAsync(dst, from, len, cudaMemcpyDeviceToHost, ctx.stream));
+    dst += len;
+    from += len;
+    left -= len;
+  }
 }
 
 void* sparse_host_alloc(detail::ContextImpl& ctx, std::size_t bytes) {
   if (bytes == 0) return nullptr;
   DeviceGuard guard(ctx.device);
-  void* p = nullptr;
-  const cudaError_t e = cudaMallocHost(&p, bytes);
-  if (e != cudaSuccess) {
-    (void)cudaGetLastError();  // clear the sticky-free error so later calls are not blamed
-    GPUQR_THROW(OutOfMemory, "sparse QR: cannot allocate " + std::to_string(bytes) +
-                                 " bytes of page-locked host memory (" +
-                                 cudaGetErrorString(e) + ")");
-  }
-  return p;
+  return pinned::acquire(bytes);
 }
 
-void sparse_host_free(detail::ContextImpl&, void* p) noexcept {
-  if (p != nullptr) (void)cudaFreeHost(p);
-}
+void sparse_host_free(detail::ContextImpl&, void* p) noexcept { pinned::release(p); }
 
 template <class T>
 void sparse_s_assembly(detail::ContextImpl& ctx, T* arena, const T* a_values,
@@ -433,6 +477,7 @@ void sparse_s_assembly(detail::ContextImpl& ctx, T* arena, const T* a_values,
                        const std::int64_t* s_value, const T* b, std::int64_t ldb, std::int64_t k,
                        const std::int64_t* b_dst, const std::int64_t* b_src,
                        const std::vector<detail::SAssemblyDesc>& tasks) {
+  LeafTrace trace("s_assembly");
   std::vector<std::int64_t> sizes(tasks.size());
   for (std::size_t i = 0; i < tasks.size(); ++i) {
     const SAssemblyDesc& d = tasks[i];
@@ -442,27 +487,36 @@ void sparse_s_assembly(detail::ContextImpl& ctx, T* arena, const T* a_values,
   const split::WorkSplit s = split::split_work(sizes, kItemsPerBlock);
   if (s.items() == 0) return;
   const unsigned blocks = grid_of(s, "sparse_s_assembly");
+  trace.lap(0);
   DeviceGuard guard(ctx.device);
   const Plan<SAssemblyDesc> plan = upload_plan(ctx, tasks, s);
+  trace.lap(1);
   const SArgs<T> args{arena, a_values, s_row, s_col, s_value, b, ldb, k, b_dst, b_src};
   s_assembly_kernel<T><<<blocks, kThreads, 0, ctx.stream>>>(args, plan);
   GPUQR_CUDA_CHECK_LAUNCH(ctx.stream);
+  trace.lap(2);
+  trace.report(ctx.stream, tasks.size(), s.items(), blocks);
 }
 
 template <class T>
 void sparse_pack_assembly(detail::ContextImpl& ctx, T* arena, const std::int64_t* pack_row,
                           const std::int64_t* pack_col, std::int64_t k,
                           const std::vector<detail::PackDesc>& tasks) {
+  LeafTrace trace("pack_assembly");
   std::vector<std::int64_t> sizes(tasks.size());
   for (std::size_t i = 0; i < tasks.size(); ++i) sizes[i] = split::pack_tiling(tasks[i], k).tiles();
   const split::WorkSplit s = split::split_work(sizes, kTilesPerBlock);
   if (s.items() == 0) return;
   const unsigned blocks = grid_of(s, "sparse_pack_assembly");
+  trace.lap(0);
   DeviceGuard guard(ctx.device);
   const Plan<PackDesc> plan = upload_plan(ctx, tasks, s);
+  trace.lap(1);
   pack_assembly_kernel<T><<<blocks, kThreads, 0, ctx.stream>>>(
       PackArgs<T>{arena, pack_row, pack_col, k}, plan);
   GPUQR_CUDA_CHECK_LAUNCH(ctx.stream);
+  trace.lap(2);
+  trace.report(ctx.stream, tasks.size(), s.items(), blocks);
 }
 
 template <class T>
