@@ -215,7 +215,10 @@ struct SparseQR<T>::Device {
   std::future<void> bounce_ready;          ///< their allocation, on another thread
   bool bounce_on = false;
   static constexpr I kBounceElems = I(1) << 22;
-  static constexpr std::size_t kCopiers = 4;
+  /// Kept mode: threads copying fronts out (GPUQR_SPARSE_COPIERS; the host's memcpy out of
+  /// the bounce buffers into fresh pageable memory bounds the copy, so it scales with them).
+  std::size_t copiers_wanted =
+      static_cast<std::size_t>(std::max<I>(1, detail::env_int("GPUQR_SPARSE_COPIERS", 4)));
   static constexpr double kBounceFromBytes = 1e9;  ///< all fronts' bytes (kept mode)
 
   /// Times `body` (enqueueing work) into acc; in profile mode with the device's time.
@@ -238,7 +241,21 @@ struct SparseQR<T>::Device {
         was_checking(ctx.check_finite()) {
     ctx.set_check_finite(false);
   }
-  ~Device() { ctx.set_check_finite(was_checking); }
+  /// Waits for the device first: on an error path copies may still be in flight into the
+  /// page-locked slots and bounce buffers, which go back to a cache that hands them out again
+  /// (src/cuda/pinned_pool.hpp), so they must be idle before the members below are destroyed.
+  ~Device() {
+    auto idle = [](const Context& c) noexcept {
+      try {
+        c.synchronize();
+      } catch (...) {  // an error already reported, or being: nothing more to do here
+      }
+    };
+    idle(ctx);
+    for (const Context& c : lanes) idle(c);
+    for (const Context& c : copiers) idle(c);
+    ctx.set_check_finite(was_checking);
+  }
   Device(const Device&) = delete;
   Device& operator=(const Device&) = delete;
 
@@ -324,15 +341,16 @@ struct SparseQR<T>::Device {
       std::fprintf(stderr, "sparse trace: arena %.3f GB, upload %.2f ms, packing set up %.2f ms\n",
                    static_cast<double>(arena_elems) * sizeof(T) / 1e9, 1e3 * t_upload,
                    1e3 * (std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count() - t_upload));
-    // Bounce buffers pay where the fronts are large: their allocation (on another thread, but
-    // it holds the driver's lock) cost small problems 60-90 ms, more than their whole copy.
+    // Bounce buffers pay where the fronts are large: their allocation (on another thread, then
+    // by one cudaMallocHost that held the driver's lock) cost small problems 60-90 ms, more
+    // than their whole copy (session 7; they are pinned by pieces now, pinned_pool.hpp).
     double front_bytes = 0;
     for (I f = 0; f < static_cast<I>(an().fronts.size()); ++f)
       front_bytes += static_cast<double>(front_elems(f)) * static_cast<double>(sizeof(T));
     if (!packing && ctx.is_cuda() && front_bytes >= kBounceFromBytes) {
       const Context on = ctx;
       bounce_ready = std::async(std::launch::async, [this, on] {
-        for (std::size_t t = 0; t < kCopiers; ++t)
+        for (std::size_t t = 0; t < copiers_wanted; ++t)
           bounce.emplace_back(on, static_cast<std::size_t>(kBounceElems) * sizeof(T));
       });
     }
@@ -805,12 +823,12 @@ struct SparseQR<T>::Device {
 
   /// Kept reflectors: the whole fronts fs and their tau to the host, once the launch that
   /// factored them is complete and while the next one runs (it only reads these fronts'
-  /// contribution blocks). On CUDA up to kCopiers threads copy, each on a context of its own
+  /// contribution blocks). On CUDA up to copiers_wanted threads copy, each on a context of its own
   /// stream: a copy into pageable memory then waits for nothing but itself, so it overlaps the
   /// next launch's kernels, and the threads share the page faults of the fresh host memory.
   void copy_kept(const std::vector<I>& fs) {
     if (fs.empty()) return;
-    const std::size_t nc = ctx.is_cuda() ? std::min(kCopiers, fs.size()) : 0;
+    const std::size_t nc = ctx.is_cuda() ? std::min(copiers_wanted, fs.size()) : 0;
     while (copiers.size() < nc) {
       copiers.push_back(Context::cuda(dev));
       copiers.back().set_check_finite(false);
