@@ -28,21 +28,21 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <exception>
 #include <future>
-#include <thread>
-#include <cstdint>
-#include <cstdlib>
-#include <cstdio>
-#include <cstring>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "gpuqr/batched.hpp"
 #include "gpuqr/dense.hpp"
 #include "gpuqr/error.hpp"
-#include "src/core/dispatch.hpp"
 #include "src/core/dense_kernels.hpp"
+#include "src/core/dispatch.hpp"
 #include "src/core/sparse_device_kernels.hpp"
 #include "src/core/sparse_qr_twin.hpp"
 
@@ -338,9 +338,11 @@ struct SparseQR<T>::Device {
     packing = !self.keep_householder_;
     if (packing) timed(stats.copy_seconds, [&] { setup_packing(sched); });
     if (trace)
-      std::fprintf(stderr, "sparse trace: arena %.3f GB, upload %.2f ms, packing set up %.2f ms\n",
-                   static_cast<double>(arena_elems) * sizeof(T) / 1e9, 1e3 * t_upload,
-                   1e3 * (std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count() - t_upload));
+      std::fprintf(
+          stderr, "sparse trace: arena %.3f GB, upload %.2f ms, packing set up %.2f ms\n",
+          static_cast<double>(arena_elems) * sizeof(T) / 1e9, 1e3 * t_upload,
+          1e3 * (std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count() -
+                 t_upload));
     // Bounce buffers pay where the fronts are large: their allocation (on another thread, then
     // by one cudaMallocHost that held the driver's lock) cost small problems 60-90 ms, more
     // than their whole copy (session 7; they are pinned by pieces now, pinned_pool.hpp).
@@ -400,8 +402,9 @@ struct SparseQR<T>::Device {
       timed(stats.rows_seconds, [&] { take_out(pending); });
       timed(stats.copy_seconds, [&] { end_stage(st); });
       if (trace)
-        std::fprintf(stderr, "sparse trace: stage %zu tail (last fronts out, end of stage) %.2f ms\n",
-                     s, 1e3 * std::chrono::duration<double>(std::chrono::steady_clock::now() - t_tail).count());
+        std::fprintf(
+            stderr, "sparse trace: stage %zu tail (last fronts out, end of stage) %.2f ms\n", s,
+            1e3 * std::chrono::duration<double>(std::chrono::steady_clock::now() - t_tail).count());
     }
     stats.host_alloc_seconds = host_alloc;
     if (tol < 0) return 0;
@@ -422,16 +425,17 @@ struct SparseQR<T>::Device {
       flops += an().fronts[f].flops;
     }
     auto ms = [](double a, double b) { return 1e3 * (a - b); };
-    std::fprintf(stderr,
-                 "sparse trace: launch %lld fronts %zu dense %lld gflop %.1f | assembly %.2f "
-                 "small %.2f dense %.2f pack %.2f rows %.2f wait %.2f copy %.2f | all %.2f ms\n",
-                 static_cast<long long>(l), finished.size(), static_cast<long long>(dense),
-                 flops / 1e9, ms(now.assembly_seconds, before.assembly_seconds),
-                 ms(now.small_qr_seconds, before.small_qr_seconds),
-                 ms(now.dense_qr_seconds, before.dense_qr_seconds),
-                 ms(now.pack_seconds, before.pack_seconds), ms(now.rows_seconds, before.rows_seconds),
-                 ms(now.wait_seconds, before.wait_seconds), ms(now.copy_seconds, before.copy_seconds),
-                 1e3 * std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    std::fprintf(
+        stderr,
+        "sparse trace: launch %lld fronts %zu dense %lld gflop %.1f | assembly %.2f "
+        "small %.2f dense %.2f pack %.2f rows %.2f wait %.2f copy %.2f | all %.2f ms\n",
+        static_cast<long long>(l), finished.size(), static_cast<long long>(dense), flops / 1e9,
+        ms(now.assembly_seconds, before.assembly_seconds),
+        ms(now.small_qr_seconds, before.small_qr_seconds),
+        ms(now.dense_qr_seconds, before.dense_qr_seconds),
+        ms(now.pack_seconds, before.pack_seconds), ms(now.rows_seconds, before.rows_seconds),
+        ms(now.wait_seconds, before.wait_seconds), ms(now.copy_seconds, before.copy_seconds),
+        1e3 * std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   }
 
   /// Frees the device's buffers, the host slots and the lanes (the work on them is done).
@@ -509,10 +513,10 @@ struct SparseQR<T>::Device {
   /// its rows: contiguous in the front, which has ld = rows).
   I packed_elems(I f) const { return detail::r_packed_elems(an().fronts[f]) + rows(f) * k; }
 
-  /// Enqueues the packing of fronts fs' R rows (and carried columns) and their copy into a host slot of parity
-  /// `slot` (the launches that finish fronts alternate, so the slot the host reads is never
-  /// the one being filled), in pieces of at most pack_elems (the device buffer is reused in stream order: a
-  /// piece is packed only after the previous piece's copy).
+  /// Enqueues the packing of fronts fs' R rows (and carried columns) and their copy into a host
+  /// slot of parity `slot` (the launches that finish fronts alternate, so the slot the host reads
+  /// is never the one being filled), in pieces of at most pack_elems (the device buffer is reused
+  /// in stream order: a piece is packed only after the previous piece's copy).
   void pack_rows(const std::vector<I>& fs, int slot) {
     I need = 0;
     for (const I f : fs) need += packed_elems(f);
@@ -536,7 +540,8 @@ struct SparseQR<T>::Device {
       if (e > 0) {
         if (used + e > pack_elems) flush();
         packed_base[f] = host + base + used;
-        piece.push_back({at[f], std::max<I>(1, rows(f)), std::min(rows(f), fr.npiv), ncols(f), used});
+        piece.push_back(
+            {at[f], std::max<I>(1, rows(f)), std::min(rows(f), fr.npiv), ncols(f), used});
         used += e;
       }
       // The carried columns, one contiguous range of the front: packed as one "row" of
@@ -805,7 +810,8 @@ struct SparseQR<T>::Device {
       const I r = rows(f);
       out.qr = Matrix<T>(k > 0 ? r : 0, k);
       if (k > 0 && r > 0)
-        detail::copy_2d(out.qr.data(), out.qr.ld(), MemorySpace::host, carried_base[f], r, MemorySpace::host, r, k, sizeof(T));
+        detail::copy_2d(out.qr.data(), out.qr.ld(), MemorySpace::host, carried_base[f], r,
+                        MemorySpace::host, r, k, sizeof(T));
     }
   }
 

@@ -21,8 +21,8 @@ namespace gpuqr::kernels::cuda::pinned {
 namespace {
 
 struct Block {
-  std::size_t bytes = 0;    ///< capacity (a multiple of kChunk)
-  std::size_t pinned = 0;   ///< bytes registered so far, from the start
+  std::size_t bytes = 0;   ///< capacity (past kChunk a multiple of it)
+  std::size_t pinned = 0;  ///< bytes registered so far, from the start
 };
 
 /// The process's blocks: in use and cached (never destroyed, so no teardown-order issues
