@@ -975,7 +975,7 @@ struct SparseQR<T>::Device {
         std::vector<T>().swap(out.tau);
         std::vector<I>().swap(out.row_source);
       } else {
-        twin.compact_reflectors(f);
+        twin.compact_reflectors(f, staircase(f));
       }
     });
   }

@@ -191,6 +191,8 @@ std::int64_t SparseQR<T>::stored_bytes() const noexcept {
                       static_cast<std::size_t>(qtb_.rows() * qtb_.cols()) * sizeof(T);
   for (const Front& fr : fronts_) {
     bytes += static_cast<std::size_t>(fr.qr.ld() * fr.qr.cols()) * sizeof(T) +
+             fr.reflectors.size() * sizeof(T) +
+             (fr.block_at.size() + fr.block_rows.size()) * sizeof(std::int64_t) +
              fr.tau.size() * sizeof(T) +
              (fr.row_source.size() + fr.pivot_row.size()) * sizeof(std::int64_t);
   }

@@ -448,7 +448,7 @@ struct SparseQR<T>::Twin {
       std::vector<I>().swap(out.row_source);
       return;
     }
-    compact_reflectors(f);
+    compact_reflectors(f, stair);
   }
 
   /// Front f's pivot rows of R (exact zeros dropped, diagonal kept) into R's arrays, the
@@ -570,35 +570,51 @@ struct SparseQR<T>::Twin {
     tails[f] = std::move(tail);
   }
 
-  /// Reflectors for solve: with dead columns, reflector t's column (live pivots, then the CB
-  /// columns) moves to column t, as geqrf would have left them; carried columns are dropped.
-  void compact_reflectors(I f) {
+  /// The kept reflectors of front f into its blocks (Front::reflectors), out of out.qr,
+  /// which is released. `stair` is the front's staircase (column j is zero below front row
+  /// stair[j] before the QR, and so is its reflector after it). With dead columns reflector
+  /// t comes from the t-th live pivot column, then the CB columns, as geqrf would have left
+  /// them; carried columns are not reflectors.
+  void compact_reflectors(I f, const std::vector<I>& stair) {
     const FrontInfo& fr = an().fronts[f];
     Front& out = self.fronts_[f];
     const I rows = out.rows, live = out.live, ncols = static_cast<I>(fr.cols.size());
     const bool detect = tol >= 0;
     const I nrefl = detect ? live + std::min(rows - live, fr.cb_cols) : std::min(rows, ncols);
-    if (detect && live < fr.npiv) {
+    std::vector<I> source(static_cast<std::size_t>(nrefl));
+    if (detect) {
       I t = 0;
-      const I ld = out.qr.ld();
-      auto move_col = [&](I from) {
-        if (from != t)
-          std::copy(out.qr.data() + from * ld, out.qr.data() + from * ld + rows,
-                    out.qr.data() + t * ld);
-        ++t;
-      };
-      for (I i = 0; i < fr.npiv; ++i)
-        if (out.pivot_row[i] >= 0) move_col(i);
-      for (I c = fr.npiv; t < nrefl; ++c) move_col(c);
+      for (I i = 0; i < fr.npiv && t < nrefl; ++i)
+        if (out.pivot_row[i] >= 0) source[t++] = i;
+      for (I c = fr.npiv; t < nrefl; ++c) source[t++] = c;
+    } else {
+      for (I t = 0; t < nrefl; ++t) source[t] = t;
     }
     out.tau.resize(static_cast<std::size_t>(nrefl));
-    if (k > 0) {  // keep the reflectors' columns only, not the carried ones
-      Matrix<T> v(rows, nrefl);
-      for (I t = 0; t < nrefl; ++t)
-        std::copy(out.qr.data() + t * out.qr.ld(), out.qr.data() + t * out.qr.ld() + rows,
-                  v.data() + t * v.ld());
-      out.qr = std::move(v);
+    constexpr I nb = SparseQR<T>::kReflectorBlock;
+    const I blocks = (nrefl + nb - 1) / nb;
+    out.block_at.assign(static_cast<std::size_t>(blocks), 0);
+    out.block_rows.assign(static_cast<std::size_t>(blocks), 0);
+    I total = 0;
+    for (I b = 0; b < blocks; ++b) {
+      const I r0 = b * nb, t1 = std::min(nrefl, r0 + nb);
+      I end = t1;  // every reflector has its head row
+      for (I t = r0; t < t1; ++t) end = std::max(end, std::min(rows, stair[source[t]]));
+      out.block_at[b] = total;
+      out.block_rows[b] = end - r0;
+      total += (end - r0) * (t1 - r0);
     }
+    out.reflectors.resize(static_cast<std::size_t>(total));
+    const I ld = out.qr.ld();
+    for (I b = 0; b < blocks; ++b) {
+      const I r0 = b * nb, t1 = std::min(nrefl, r0 + nb), h = out.block_rows[b];
+      T* dst = out.reflectors.data() + out.block_at[b];
+      for (I t = r0; t < t1; ++t, dst += h) {
+        const T* col = out.qr.data() + source[t] * ld;
+        std::copy(col + r0, col + r0 + h, dst);
+      }
+    }
+    out.qr = Matrix<T>();
   }
 
   /// R's rows in postorder, the zero pivots, and C's tail rows in postorder. While every
