@@ -215,8 +215,8 @@ struct SparseQR<T>::Device {
   std::future<void> bounce_ready;          ///< their allocation, on another thread
   bool bounce_on = false;
   static constexpr I kBounceElems = I(1) << 22;
-  /// Kept mode: threads copying fronts out (GPUQR_SPARSE_COPIERS; the host's memcpy out of
-  /// the bounce buffers into fresh pageable memory bounds the copy, so it scales with them).
+  /// Kept mode: threads copying fronts out (GPUQR_SPARSE_COPIERS, a measurement knob: 4, 8
+  /// and 12 were within the spread between calls on grid3d:45, session 18).
   std::size_t copiers_wanted =
       static_cast<std::size_t>(std::max<I>(1, detail::env_int("GPUQR_SPARSE_COPIERS", 4)));
   static constexpr double kBounceFromBytes = 1e9;  ///< all fronts' bytes (kept mode)
@@ -373,7 +373,8 @@ struct SparseQR<T>::Device {
       std::vector<I> pending;  // fronts finished by the previous launch, not yet taken out
       int parity = 0;          // the host slot the next fronts' R rows are packed into
       for (I l = sched.stage_launch_ptr[s]; l < sched.stage_launch_ptr[s + 1]; ++l) {
-        const SparseFactorStats before = stats;
+        SparseFactorStats before;  // for the trace line
+        if (trace) before = stats;
         const auto t0 = std::chrono::steady_clock::now();
         std::vector<I> finished = run_launch(sched, l);
         // A launch that finishes no front (its fronts' Pack-Assembly, their QR due in the
