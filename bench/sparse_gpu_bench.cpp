@@ -46,6 +46,8 @@
 //              from SuiteSparseQR_qmult + SuiteSparseQR_solve (kept) or from C, R and E
 //              (qless); both are basic solutions. Not computed when m < n. For a square
 //              nonsingular A both residuals are rounding errors and rdiff means little.
+// Below a GPU row: factor_stats()' parts (JSON gpu_*_s) and stored_bytes() of the result
+// (gpu_stored_bytes: R, C and, in kept mode, the reflectors).
 // The summary gives, per mode, the median x_gpu (and x_cpu) over the problems with intensity
 // > 100 and over those with flops > 1e12.
 //
@@ -279,10 +281,10 @@ void print_problem_row(const ProblemRow& r) {
                 static_cast<long long>(g.batched_fronts), static_cast<long long>(g.dense_fronts),
                 static_cast<long long>(g.whole_fronts));
     std::printf("  gpu enqueue: assembly %.3f small QR %.3f dense QR %.3f pack %.3f s; R copied "
-                "packed %.1f MB; page-locked slots %.3f s, release %.3f s\n",
+                "packed %.1f MB; page-locked slots %.3f s, release %.3f s; stored %.1f MB\n",
                 g.assembly_seconds, g.small_qr_seconds, g.dense_qr_seconds, g.pack_seconds,
                 static_cast<double>(g.packed_bytes) / 1e6, g.host_alloc_seconds,
-                g.release_seconds);
+                g.release_seconds, static_cast<double>(r.gpu.stored_bytes) / 1e6);
   }
   std::fflush(stdout);
 }
@@ -343,7 +345,8 @@ std::string problem_json(const ProblemRow& r, const RunInfo& info) {
          ",\"gpu_pack_s\":" + json_number(st.pack_seconds) +
          ",\"gpu_packed_bytes\":" + std::to_string(st.packed_bytes) +
          ",\"gpu_host_alloc_s\":" + json_number(st.host_alloc_seconds) +
-         ",\"gpu_release_s\":" + json_number(st.release_seconds);
+         ",\"gpu_release_s\":" + json_number(st.release_seconds) +
+         ",\"gpu_stored_bytes\":" + std::to_string(r.gpu.stored_bytes);
   }
   j += ",\"batched_fronts\":" + gpu_count(st.batched_fronts);
   j += ",\"dense_fronts\":" + gpu_count(st.dense_fronts);

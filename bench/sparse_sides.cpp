@@ -198,6 +198,7 @@ SideResult run_ours(const CscMatrix<double>& a, const Matrix<double>& b, Mode mo
   out.nnz_r = qr->nnz_r();
   out.rank = qr->rank();
   out.stats = qr->factor_stats();
+  out.stored_bytes = qr->stored_bytes();
   if (a.rows < a.cols) return out;
   try {  // a failed solve leaves the timing standing
     const Matrix<double> x = mode == Mode::kept ? qr->solve(b.view()) : qr->solve_carried();

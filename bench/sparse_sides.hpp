@@ -38,6 +38,7 @@ struct SideResult {
   double residual = kMissing;    ///< ||A x - b||_2 (not computed when m < n)
   double spqr_flops = kMissing;  ///< SuiteSparseQR's own flop count
   SparseFactorStats stats;       ///< ours: factor_stats()
+  std::int64_t stored_bytes = -1;  ///< ours: stored_bytes() (R, C, and the kept reflectors)
 };
 
 /// b = A * ones + 1e-4 ||A * ones|| / sqrt(m) * u, u uniform in (-1, 1) from a fixed seed:
