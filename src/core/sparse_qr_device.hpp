@@ -203,6 +203,9 @@ struct SparseQR<T>::Device {
   /// GPUQR_SPARSE_TRACE=1: one line per launch on stderr (a diagnostic of the host's time:
   /// what each part of the launch loop took, and the fronts it handled).
   bool trace = detail::env_int("GPUQR_SPARSE_TRACE", 0) != 0;
+  /// Kept mode: a reflector block leaves by one 2-D copy where it fits the bounce buffer
+  /// (GPUQR_SPARSE_BLOCK_COPY=0: a copy per column segment; a measurement knob).
+  bool block_copy = detail::env_int("GPUQR_SPARSE_BLOCK_COPY", 1) != 0;
   /// Launches that finish no front are enqueued without a wait (GPUQR_SPARSE_MERGE=0: each
   /// launch is waited for, as before; a measurement knob).
   bool merge_idle = detail::env_int("GPUQR_SPARSE_MERGE", 1) != 0;
@@ -832,12 +835,12 @@ struct SparseQR<T>::Device {
   /// and their tau to the host, once the launch that factored them is complete and while
   /// the next one runs (it only reads these fronts' contribution blocks). On CUDA up to
   /// copiers_wanted threads copy, each on a context of its own stream, through a page-locked
-  /// bounce buffer each: a column segment at a time into the buffer, then one memcpy of the
-  /// buffer into the blocks, which lie in the same order. Only these segments cross the bus
-  /// (grid3d:45: 2.9 GB, where the whole fronts are 13.4). Until the bounce buffers are there
-  /// (they are allocated on another thread, and only for large problems), a front is copied
-  /// whole and cut into blocks on the host. On the CPU the segments go through a small host
-  /// buffer, so the tests run the same path.
+  /// bounce buffer each: a block (one 2-D copy) or a column segment at a time into the
+  /// buffer, then one memcpy of the buffer into the blocks, which lie in the same order. Only these
+  /// segments cross the bus (grid3d:45: 2.9 GB, where the whole fronts are 13.4). Until the bounce
+  /// buffers are there (they are allocated on another thread, and only for large problems), a front
+  /// is copied whole and cut into blocks on the host. On the CPU the segments go through a small
+  /// host buffer, so the tests run the same path.
   void copy_reflectors(const std::vector<I>& fs) {
     if (fs.empty()) return;
     const std::size_t nc = ctx.is_cuda() ? std::min(copiers_wanted, fs.size()) : 0;
@@ -868,6 +871,13 @@ struct SparseQR<T>::Device {
       const I nrefl = static_cast<I>(out.tau.size());
       for (std::size_t b = 0; b < out.block_rows.size(); ++b) {
         const I r0 = static_cast<I>(b) * nb, t1 = std::min(nrefl, r0 + nb), h = out.block_rows[b];
+        if (block_copy && h * (t1 - r0) <= cap) {  // the block at once: one 2-D copy
+          if (used + h * (t1 - r0) > cap) flush();
+          GPUQR_DISPATCH(on, sparse_copy_block_to_host<T>, buf + used, h, front + r0 * r + r0, r, h,
+                         t1 - r0);
+          used += h * (t1 - r0);
+          continue;
+        }
         for (I t = r0; t < t1; ++t) {
           const T* src = front + t * r + r0;  // column t, from the block's first row
           for (I at = 0; at < h;) {
