@@ -719,6 +719,33 @@ TEST_P(SparseKernelCuda, PageLockedBlocksCopyAcrossPiecesAndAreReused) {
   kernels::cuda::sparse_host_free(gpu.impl(), again);
 }
 
+// A block copy into page-locked memory whose columns cross the pool's 16 MiB pieces (some
+// columns straddle a boundary) lands as the CPU twin's, and nothing outside it is written.
+TEST_P(SparseKernelCuda, CopyBlockToHostMatchesTheTwin) {
+  const Context& gpu = ctx();
+  const Index lds = 1203, rows = 1000, cols = 3000, ldh = 1001, offset = 777;
+  std::mt19937_64 gen(91);
+  std::uniform_real_distribution<double> dist(-1.0, 1.0);
+  std::vector<double> src(static_cast<std::size_t>(lds * cols));
+  for (double& x : src) x = dist(gen);
+  const DeviceArray<double> d(src, gpu.device());
+  const std::size_t n = static_cast<std::size_t>(offset + ldh * cols + 7);
+  std::vector<double> twin(n, -3.0);
+  kernels::cpu::sparse_copy_block_to_host<double>(Context::cpu().impl(), twin.data() + offset, ldh,
+                                                  src.data() + 5, lds, rows, cols);
+  auto* host =
+      static_cast<double*>(kernels::cuda::sparse_host_alloc(gpu.impl(), n * sizeof(double)));
+  ASSERT_NE(host, nullptr);
+  std::fill(host, host + n, -3.0);
+  kernels::cuda::sparse_copy_block_to_host<double>(gpu.impl(), host + offset, ldh, d.data() + 5,
+                                                   lds, rows, cols);
+  gpu.synchronize();
+  EXPECT_TRUE(std::equal(twin.begin(), twin.end(), host));
+  EXPECT_EQ(host[offset + ldh * (cols - 1) + rows - 1],
+            src[static_cast<std::size_t>(5 + lds * (cols - 1) + rows - 1)]);
+  kernels::cuda::sparse_host_free(gpu.impl(), host);
+}
+
 INSTANTIATE_TEST_SUITE_P(Devices, SparseKernelCuda, cuda_backend_cases(), case_name);
 
 }  // namespace

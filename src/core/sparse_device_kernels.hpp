@@ -76,53 +76,59 @@ GPUQR_HOST_DEVICE inline std::int64_t r_pack_offset(std::int64_t i, std::int64_t
 
 }  // namespace gpuqr::detail
 
-#define GPUQR_DECLARE_SPARSE_KERNELS                                                          \
-  /* S-Assembly (SAssemblyDesc). b, b_dst, b_src may be null when k == 0. */                  \
-  template <class T>                                                                          \
-  void sparse_s_assembly(detail::ContextImpl& ctx, T* arena, const T* a_values,              \
-                         const std::int64_t* s_row, const std::int64_t* s_col,                \
-                         const std::int64_t* s_value, const T* b, std::int64_t ldb,           \
+#define GPUQR_DECLARE_SPARSE_KERNELS                                                           \
+  /* S-Assembly (SAssemblyDesc). b, b_dst, b_src may be null when k == 0. */                   \
+  template <class T>                                                                           \
+  void sparse_s_assembly(detail::ContextImpl& ctx, T* arena, const T* a_values,                \
+                         const std::int64_t* s_row, const std::int64_t* s_col,                 \
+                         const std::int64_t* s_value, const T* b, std::int64_t ldb,            \
                          std::int64_t k, const std::int64_t* b_dst, const std::int64_t* b_src, \
-                         const std::vector<detail::SAssemblyDesc>& tasks);                    \
-  /* Pack-Assembly (PackDesc), k carried columns. */                                          \
-  template <class T>                                                                          \
-  void sparse_pack_assembly(detail::ContextImpl& ctx, T* arena, const std::int64_t* pack_row, \
-                            const std::int64_t* pack_col, std::int64_t k,                     \
-                            const std::vector<detail::PackDesc>& tasks);                      \
-  /* Adds to *count (context memory: device on CUDA) the number of diagonal entries of the   \
-     fronts (DiagDesc) with |d| <= tol or d not finite. */                                    \
-  template <class T>                                                                          \
-  void sparse_count_small_diagonals(detail::ContextImpl& ctx, const T* arena, double tol,     \
-                                    const std::vector<detail::DiagDesc>& tasks,              \
-                                    std::int64_t* count);                                     \
-  /* R's rows of factored fronts into `packed` (context memory), RPackDesc. */               \
-  template <class T>                                                                          \
-  void sparse_pack_r_rows(detail::ContextImpl& ctx, const T* arena,                          \
-                          const std::vector<detail::RPackDesc>& tasks, T* packed);           \
-  /* Copies n values of context memory to host memory, in the context's stream order: on     \
-     CUDA an asynchronous copy (host from sparse_host_alloc: page-locked, so the copy does   \
-     not wait), complete after the context's next synchronize. */                            \
-  template <class T>                                                                          \
-  void sparse_copy_to_host(detail::ContextImpl& ctx, T* host, const T* src, std::int64_t n); \
-  /* Host memory for sparse_copy_to_host (page-locked on CUDA), and its release. */          \
-  void* sparse_host_alloc(detail::ContextImpl& ctx, std::size_t bytes);                      \
+                         const std::vector<detail::SAssemblyDesc>& tasks);                     \
+  /* Pack-Assembly (PackDesc), k carried columns. */                                           \
+  template <class T>                                                                           \
+  void sparse_pack_assembly(detail::ContextImpl& ctx, T* arena, const std::int64_t* pack_row,  \
+                            const std::int64_t* pack_col, std::int64_t k,                      \
+                            const std::vector<detail::PackDesc>& tasks);                       \
+  /* Adds to *count (context memory: device on CUDA) the number of diagonal entries of the     \
+     fronts (DiagDesc) with |d| <= tol or d not finite. */                                     \
+  template <class T>                                                                           \
+  void sparse_count_small_diagonals(detail::ContextImpl& ctx, const T* arena, double tol,      \
+                                    const std::vector<detail::DiagDesc>& tasks,                \
+                                    std::int64_t* count);                                      \
+  /* R's rows of factored fronts into `packed` (context memory), RPackDesc. */                 \
+  template <class T>                                                                           \
+  void sparse_pack_r_rows(detail::ContextImpl& ctx, const T* arena,                            \
+                          const std::vector<detail::RPackDesc>& tasks, T* packed);             \
+  /* Copies n values of context memory to host memory, in the context's stream order: on       \
+     CUDA an asynchronous copy (host from sparse_host_alloc: page-locked, so the copy does     \
+     not wait), complete after the context's next synchronize. */                              \
+  template <class T>                                                                           \
+  void sparse_copy_to_host(detail::ContextImpl& ctx, T* host, const T* src, std::int64_t n);   \
+  /* The same for a rows x cols block (column-major, leading dimensions ldh and lds). */       \
+  template <class T>                                                                           \
+  void sparse_copy_block_to_host(detail::ContextImpl& ctx, T* host, std::int64_t ldh,          \
+                                 const T* src, std::int64_t lds, std::int64_t rows,            \
+                                 std::int64_t cols);                                           \
+  /* Host memory for sparse_copy_to_host (page-locked on CUDA), and its release. */            \
+  void* sparse_host_alloc(detail::ContextImpl& ctx, std::size_t bytes);                        \
   void sparse_host_free(detail::ContextImpl& ctx, void* p) noexcept;
 
-#define GPUQR_INSTANTIATE_SPARSE_KERNELS(T)                                                   \
-  template void sparse_s_assembly<T>(detail::ContextImpl&, T*, const T*, const std::int64_t*, \
-                                     const std::int64_t*, const std::int64_t*, const T*,      \
-                                     std::int64_t, std::int64_t, const std::int64_t*,         \
-                                     const std::int64_t*,                                     \
-                                     const std::vector<detail::SAssemblyDesc>&);              \
-  template void sparse_pack_assembly<T>(detail::ContextImpl&, T*, const std::int64_t*,        \
-                                        const std::int64_t*, std::int64_t,                    \
-                                        const std::vector<detail::PackDesc>&);                \
-  template void sparse_count_small_diagonals<T>(detail::ContextImpl&, const T*, double,       \
-                                                const std::vector<detail::DiagDesc>&,         \
-                                                std::int64_t*);                               \
-  template void sparse_pack_r_rows<T>(detail::ContextImpl&, const T*,                        \
-                                      const std::vector<detail::RPackDesc>&, T*);             \
-  template void sparse_copy_to_host<T>(detail::ContextImpl&, T*, const T*, std::int64_t);
+#define GPUQR_INSTANTIATE_SPARSE_KERNELS(T)                                                    \
+  template void sparse_s_assembly<T>(                                                          \
+      detail::ContextImpl&, T*, const T*, const std::int64_t*, const std::int64_t*,            \
+      const std::int64_t*, const T*, std::int64_t, std::int64_t, const std::int64_t*,          \
+      const std::int64_t*, const std::vector<detail::SAssemblyDesc>&);                         \
+  template void sparse_pack_assembly<T>(detail::ContextImpl&, T*, const std::int64_t*,         \
+                                        const std::int64_t*, std::int64_t,                     \
+                                        const std::vector<detail::PackDesc>&);                 \
+  template void sparse_count_small_diagonals<T>(detail::ContextImpl&, const T*, double,        \
+                                                const std::vector<detail::DiagDesc>&,          \
+                                                std::int64_t*);                                \
+  template void sparse_pack_r_rows<T>(detail::ContextImpl&, const T*,                          \
+                                      const std::vector<detail::RPackDesc>&, T*);              \
+  template void sparse_copy_to_host<T>(detail::ContextImpl&, T*, const T*, std::int64_t);      \
+  template void sparse_copy_block_to_host<T>(detail::ContextImpl&, T*, std::int64_t, const T*, \
+                                             std::int64_t, std::int64_t, std::int64_t);
 
 namespace gpuqr::kernels::cpu {
 GPUQR_DECLARE_SPARSE_KERNELS

@@ -10,11 +10,12 @@
 //    blocked QR (geqrf/ormqr) on their staircase blocks, as the CPU twin's blocked path does,
 //  * with rank detection, a count of the factored pivots whose |R(j,j)| <= tol.
 //
-// On CUDA the arena, the maps, A's values and B live on the device; the host only plans. In
-// Q-less mode each launch's finished fronts' R rows are packed on the device and copied into
-// page-locked host slots; with kept reflectors the whole fronts are copied out while the next
-// launch runs. Either way the host turns them into R's rows with the CPU twin's own code
-// (SparseQR<T>::Twin) while the device works on the next launch. Contribution blocks stay in their front's buffer until packed; those whose
+// On CUDA the arena, the maps, A's values and B live on the device; the host only plans. Each
+// launch's finished fronts' R rows (and carried columns) are packed on the device and copied
+// into page-locked host slots; with kept reflectors, the reflectors' column segments down to
+// their staircase are copied out too, while the next launch runs. The host turns the rows into
+// R's rows with the CPU twin's own code (SparseQR<T>::Twin) while the device works on the next
+// launch. Contribution blocks stay in their front's buffer until packed; those whose
 // parent is in a later stage go to the host at the stage's end and come back into the next
 // arena. On the CPU the same driver runs on host memory with the CPU twins of the leaves (the
 // tests force it), so CI covers its bookkeeping.
@@ -182,7 +183,6 @@ struct SparseQR<T>::Device {
   // Q-less: R's rows leave the device packed (RPackDesc), into two page-locked host slots
   // used by the launches in turn (the host takes one launch's rows while the next launch
   // fills the other), through a device buffer of pack_elems.
-  bool packing = false;
   I pack_elems = 0;
   detail::ArenaArray<T> pack_dev;
   detail::HostBuffer slots[2];
@@ -203,6 +203,9 @@ struct SparseQR<T>::Device {
   /// GPUQR_SPARSE_TRACE=1: one line per launch on stderr (a diagnostic of the host's time:
   /// what each part of the launch loop took, and the fronts it handled).
   bool trace = detail::env_int("GPUQR_SPARSE_TRACE", 0) != 0;
+  /// Kept mode: a reflector block leaves by one 2-D copy where it fits the bounce buffer
+  /// (GPUQR_SPARSE_BLOCK_COPY=0: a copy per column segment; a measurement knob).
+  bool block_copy = detail::env_int("GPUQR_SPARSE_BLOCK_COPY", 1) != 0;
   /// Launches that finish no front are enqueued without a wait (GPUQR_SPARSE_MERGE=0: each
   /// launch is waited for, as before; a measurement knob).
   bool merge_idle = detail::env_int("GPUQR_SPARSE_MERGE", 1) != 0;
@@ -210,11 +213,13 @@ struct SparseQR<T>::Device {
   /// GPUQR_SPARSE_LANES of them, made on first use.
   I lanes_wanted = detail::env_int("GPUQR_SPARSE_LANES", 4);
   std::vector<Context> lanes;
-  std::vector<Context> copiers;  ///< kept mode: the contexts copy_kept copies on
+  std::vector<Context> copiers;            ///< kept mode: the contexts copy_reflectors copies on
   std::vector<detail::HostBuffer> bounce;  ///< kept mode: a page-locked chunk per copier
   std::future<void> bounce_ready;          ///< their allocation, on another thread
   bool bounce_on = false;
   static constexpr I kBounceElems = I(1) << 22;
+  /// The CPU arena's stand-in for a bounce buffer: small, so that the tests cut segments.
+  static constexpr I kHostStagingElems = 4096;
   /// Kept mode: threads copying fronts out (GPUQR_SPARSE_COPIERS, a measurement knob: 4, 8
   /// and 12 were within the spread between calls on grid3d:45, session 18).
   std::size_t copiers_wanted =
@@ -335,8 +340,7 @@ struct SparseQR<T>::Device {
     const auto t_start = std::chrono::steady_clock::now();
     timed(stats.copy_seconds, [&] { upload(arena_elems); });
     const double t_upload = stats.copy_seconds;
-    packing = !self.keep_householder_;
-    if (packing) timed(stats.copy_seconds, [&] { setup_packing(sched); });
+    timed(stats.copy_seconds, [&] { setup_packing(sched); });
     if (trace)
       std::fprintf(
           stderr, "sparse trace: arena %.3f GB, upload %.2f ms, packing set up %.2f ms\n",
@@ -349,7 +353,7 @@ struct SparseQR<T>::Device {
     double front_bytes = 0;
     for (I f = 0; f < static_cast<I>(an().fronts.size()); ++f)
       front_bytes += static_cast<double>(front_elems(f)) * static_cast<double>(sizeof(T));
-    if (!packing && ctx.is_cuda() && front_bytes >= kBounceFromBytes) {
+    if (self.keep_householder_ && ctx.is_cuda() && front_bytes >= kBounceFromBytes) {
       const Context on = ctx;
       bounce_ready = std::async(std::launch::async, [this, on] {
         for (std::size_t t = 0; t < copiers_wanted; ++t)
@@ -385,21 +389,19 @@ struct SparseQR<T>::Device {
           if (trace) trace_launch(l, finished, before, t0);
           continue;
         }
-        if (packing) {
-          enqueued(stats.pack_seconds, [&] { pack_rows(finished, parity); });
-          parity ^= 1;  // the host reads the other slot (pending's) meanwhile
-        }
-        // The previous launch's fronts go to the host (kept mode) and become R's rows while
-        // this one runs.
-        if (!packing) timed(stats.copy_seconds, [&] { copy_kept(pending); });
+        enqueued(stats.pack_seconds, [&] { pack_rows(finished, parity); });
+        parity ^= 1;  // the host reads the other slot (pending's) meanwhile
+        // The previous launch's fronts: their reflectors to the host (kept mode), their R
+        // rows (packed) into R's arrays, while this one runs.
+        if (self.keep_householder_) timed(stats.copy_seconds, [&] { copy_reflectors(pending); });
         timed(stats.rows_seconds, [&] { take_out(pending); });
         timed(stats.wait_seconds, [&] { ctx.synchronize(); });
-        if (packing) timed(stats.copy_seconds, [&] { copy_out(finished); });
+        timed(stats.copy_seconds, [&] { copy_out(finished); });
         if (trace) trace_launch(l, finished, before, t0);
         pending = std::move(finished);
       }
       const auto t_tail = std::chrono::steady_clock::now();
-      if (!packing) timed(stats.copy_seconds, [&] { copy_kept(pending); });
+      if (self.keep_householder_) timed(stats.copy_seconds, [&] { copy_reflectors(pending); });
       timed(stats.rows_seconds, [&] { take_out(pending); });
       timed(stats.copy_seconds, [&] { end_stage(st); });
       if (trace)
@@ -801,9 +803,9 @@ struct SparseQR<T>::Device {
     return stair;
   }
 
-  /// Q-less: the finished fronts' bookkeeping for the host and their carried columns (the
-  /// launch is complete: both are in a host slot, packed by pack_rows); the whole fronts of
-  /// kept mode come through copy_kept.
+  /// The finished fronts' bookkeeping for the host and their carried columns (the
+  /// launch is complete: both are in a host slot, packed by pack_rows); kept mode's
+  /// reflectors come through copy_reflectors.
   void copy_out(const std::vector<I>& fs) {
     for (const I f : fs) {
       set_front_meta(f);
@@ -828,59 +830,92 @@ struct SparseQR<T>::Device {
     for (I i = 0; i < live; ++i) out.pivot_row[i] = i;
   }
 
-  /// Kept reflectors: the whole fronts fs and their tau to the host, once the launch that
-  /// factored them is complete and while the next one runs (it only reads these fronts'
-  /// contribution blocks). On CUDA up to copiers_wanted threads copy, each on a context of its own
-  /// stream: a copy into pageable memory then waits for nothing but itself, so it overlaps the
-  /// next launch's kernels, and the threads share the page faults of the fresh host memory.
-  void copy_kept(const std::vector<I>& fs) {
+  /// Kept reflectors: fronts fs' reflectors, by the blocks the solve applies
+  /// (Front::reflectors: each column from its block's first row to the block's staircase),
+  /// and their tau to the host, once the launch that factored them is complete and while
+  /// the next one runs (it only reads these fronts' contribution blocks). On CUDA up to
+  /// copiers_wanted threads copy, each on a context of its own stream, through a page-locked
+  /// bounce buffer each: a block (one 2-D copy) or a column segment at a time into the
+  /// buffer, then one memcpy of the buffer into the blocks, which lie in the same order. Only these
+  /// segments cross the bus (grid3d:45: 2.9 GB, where the whole fronts are 13.4). Until the bounce
+  /// buffers are there (they are allocated on another thread, and only for large problems), a front
+  /// is copied whole and cut into blocks on the host. On the CPU the segments go through a small
+  /// host buffer, so the tests run the same path.
+  void copy_reflectors(const std::vector<I>& fs) {
     if (fs.empty()) return;
     const std::size_t nc = ctx.is_cuda() ? std::min(copiers_wanted, fs.size()) : 0;
     while (copiers.size() < nc) {
       copiers.push_back(Context::cuda(dev));
       copiers.back().set_check_finite(false);
     }
-    // The bounce buffers are allocated on another thread from the start (page-locked memory
-    // is slow to allocate: 128 MB took longer than a small problem's whole factorization);
-    // until they are there, fronts are copied into pageable memory directly.
     if (!bounce_on && bounce_ready.valid() &&
         bounce_ready.wait_for(std::chrono::seconds(0)) == std::future_status::ready) {
       bounce_ready.get();
       bounce_on = bounce.size() >= nc;
     }
-    // Through a page-locked bounce buffer per thread, a chunk at a time: a copy into pageable
-    // memory runs at the driver's staging rate (13 GB of fronts took 6.5 s on 4 threads),
-    // into page-locked memory at the bus's, and the threads' memcpy out of it in parallel.
-    auto through = [&](const Context& on, std::size_t t, T* dst, const T* src, I n) {
-      T* buf = static_cast<T*>(bounce[t].data());
-      for (I at = 0; at < n; at += kBounceElems) {
-        const I len = std::min(kBounceElems, n - at);
-        GPUQR_DISPATCH(on, sparse_copy_to_host<T>, buf, src + at, len);
-        on.synchronize();  // the host reads the chunk next
-        std::memcpy(dst + at, buf, static_cast<std::size_t>(len) * sizeof(T));
+    // Segment by segment through `buf` (cap elements, host), in out.reflectors' order.
+    auto through = [&](const Context& on, T* buf, I cap, I f) {
+      Front& out = self.fronts_[f];
+      const I r = rows(f);
+      const T* front = front_ptr(f);
+      T* dst = out.reflectors.data();
+      I used = 0;
+      auto flush = [&] {
+        if (used == 0) return;
+        on.synchronize();  // the host reads the buffer next
+        std::memcpy(dst, buf, static_cast<std::size_t>(used) * sizeof(T));
+        dst += used;
+        used = 0;
+      };
+      constexpr I nb = SparseQR<T>::kReflectorBlock;
+      const I nrefl = static_cast<I>(out.tau.size());
+      for (std::size_t b = 0; b < out.block_rows.size(); ++b) {
+        const I r0 = static_cast<I>(b) * nb, t1 = std::min(nrefl, r0 + nb), h = out.block_rows[b];
+        if (block_copy && h * (t1 - r0) <= cap) {  // the block at once: one 2-D copy
+          if (used + h * (t1 - r0) > cap) flush();
+          GPUQR_DISPATCH(on, sparse_copy_block_to_host<T>, buf + used, h, front + r0 * r + r0, r, h,
+                         t1 - r0);
+          used += h * (t1 - r0);
+          continue;
+        }
+        for (I t = r0; t < t1; ++t) {
+          const T* src = front + t * r + r0;  // column t, from the block's first row
+          for (I at = 0; at < h;) {
+            if (used == cap) flush();
+            const I len = std::min(h - at, cap - used);
+            GPUQR_DISPATCH(on, sparse_copy_to_host<T>, buf + used, src + at, len);
+            used += len;
+            at += len;
+          }
+        }
       }
+      flush();
+      GPUQR_DISPATCH(on, sparse_copy_to_host<T>, out.tau.data(), arena.data() + tau_at[f], nrefl);
+      on.synchronize();  // tau: straight into its (pageable) vector
     };
     auto one = [&](I f, const Context* on, std::size_t t) {
-      set_front_meta(f);
       Front& out = self.fronts_[f];
-      const I r = rows(f), w = width(f), nt = tau_elems(f);
-      out.qr = Matrix<T>(r, w);
-      out.tau.resize(static_cast<std::size_t>(nt));
-      if (on != nullptr && bounce_on) {  // out.qr's ld is the front's: one contiguous range
-        through(*on, t, out.qr.data(), front_ptr(f), r * w);
-        through(*on, t, out.tau.data(), arena.data() + tau_at[f], nt);
-      } else if (on != nullptr) {
-        GPUQR_DISPATCH(*on, sparse_copy_to_host<T>, out.qr.data(), front_ptr(f), r * w);
-        GPUQR_DISPATCH(*on, sparse_copy_to_host<T>, out.tau.data(), arena.data() + tau_at[f], nt);
-        on->synchronize();  // the host reads both next
-      } else {
-        detail::copy_2d(out.qr.data(), out.qr.ld(), MemorySpace::host, front_ptr(f),
-                        std::max<I>(1, r), space, r, w, sizeof(T));
-        detail::copy_2d(out.tau.data(), std::max<I>(1, nt), MemorySpace::host,
-                        arena.data() + tau_at[f], std::max<I>(1, nt), space, nt, 1, sizeof(T));
-      }
+      const I r = rows(f), nrefl = tau_elems(f);
       out.row_source.assign(maps.row_source.begin() + maps.stack_ptr[f],
                             maps.row_source.begin() + maps.stack_ptr[f + 1]);
+      const std::vector<I> stair = staircase(f);
+      if (on != nullptr && !bounce_on) {  // the whole front, cut into blocks on the host
+        Matrix<T> whole(r, ncols(f));
+        out.tau.resize(static_cast<std::size_t>(nrefl));
+        GPUQR_DISPATCH(*on, sparse_copy_to_host<T>, whole.data(), front_ptr(f), r * ncols(f));
+        GPUQR_DISPATCH(*on, sparse_copy_to_host<T>, out.tau.data(), arena.data() + tau_at[f],
+                       nrefl);
+        on->synchronize();  // the host reads both next
+        twin.compact_reflectors(f, stair, whole.data(), whole.ld());
+        return;
+      }
+      Twin::layout_reflectors(out, nrefl, [&](I j) { return std::min(r, stair[j]); });
+      if (on != nullptr) {
+        through(*on, static_cast<T*>(bounce[t].data()), kBounceElems, f);
+      } else {
+        std::vector<T> buf(kHostStagingElems);
+        through(ctx, buf.data(), kHostStagingElems, f);
+      }
     };
     if (nc == 0) {
       for (const I f : fs) one(f, nullptr, 0);
@@ -959,8 +994,7 @@ struct SparseQR<T>::Device {
     parallel(pieces.size(), [&](std::size_t p, int w) {
       const Piece& pc = pieces[p];
       const I f = fs[pc.front];
-      const T* packed = packing ? packed_base[f] : nullptr;
-      twin.take_r_row_range(f, patterns[pc.front], packed, pc.i0, pc.i1,
+      twin.take_r_row_range(f, patterns[pc.front], packed_base[f], pc.i0, pc.i1,
                             twin.workers[static_cast<std::size_t>(w)].rows, drops[p]);
     });
     parallel(fs.size(), [&](std::size_t i, int) {
@@ -969,14 +1003,12 @@ struct SparseQR<T>::Device {
       noise.clear();
       for (std::size_t p = first_piece[i]; p < first_piece[i + 1]; ++p)
         noise.insert(noise.end(), drops[p].begin(), drops[p].end());
-      twin.take_carried(f, packing ? 0 : -1);
+      twin.take_carried(f, 0);
       Front& out = self.fronts_[f];
+      out.qr = Matrix<T>();  // the carried columns, taken out
       if (!self.keep_householder_) {
-        out.qr = Matrix<T>();
         std::vector<T>().swap(out.tau);
         std::vector<I>().swap(out.row_source);
-      } else {
-        twin.compact_reflectors(f);
       }
     });
   }

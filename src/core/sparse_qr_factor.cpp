@@ -108,9 +108,7 @@ void SparseQR<T>::factor(const CscMatrix<T>& a, const MatrixView<const T>* b,
     const auto t0 = std::chrono::steady_clock::now();
     I cap = options.memory_cap_bytes;
     if (arena && options.context.is_cuda()) {
-      const I pack_bytes =
-          keep_householder_ ? 0
-                            : detail::r_pack_buffer_elems(analysis_, k) * static_cast<I>(sizeof(T));
+      const I pack_bytes = detail::r_pack_buffer_elems(analysis_, k) * static_cast<I>(sizeof(T));
       const I free_cap = device_stage_cap(options.context, maps, a, k, pack_bytes);
       cap = cap == 0 ? free_cap : std::min(cap, free_cap);
     }
@@ -191,6 +189,8 @@ std::int64_t SparseQR<T>::stored_bytes() const noexcept {
                       static_cast<std::size_t>(qtb_.rows() * qtb_.cols()) * sizeof(T);
   for (const Front& fr : fronts_) {
     bytes += static_cast<std::size_t>(fr.qr.ld() * fr.qr.cols()) * sizeof(T) +
+             fr.reflectors.size() * sizeof(T) +
+             (fr.block_at.size() + fr.block_rows.size()) * sizeof(std::int64_t) +
              fr.tau.size() * sizeof(T) +
              (fr.row_source.size() + fr.pivot_row.size()) * sizeof(std::int64_t);
   }

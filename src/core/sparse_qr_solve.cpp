@@ -47,6 +47,31 @@ std::int64_t SparseQR<T>::r_row_count() const {
   return count;
 }
 
+namespace {
+
+/// w := op(Q) w for one front's kept reflectors stored by blocks (SparseQR's Front:
+/// reflectors, block_at, block_rows, tau; blocks of `nb`); w has the front's rows, on the host.
+template <class T, class Values>
+void apply_front_reflectors(const Context& ctx, Op op, const std::vector<T>& tau,
+                            const Values& reflectors, const std::vector<std::int64_t>& block_at,
+                            const std::vector<std::int64_t>& block_rows, std::int64_t nb,
+                            MatrixView<T> w) {
+  using I = std::int64_t;
+  const I k = static_cast<I>(tau.size()), blocks = static_cast<I>(block_rows.size());
+  if (k == 0 || w.cols() == 0) return;
+  // Q = H_0 H_1 ... H_{k-1}: Q^T applies the blocks first to last, Q last to first; each
+  // block on the rows it reaches.
+  for (I i = 0; i < blocks; ++i) {
+    const I b = op == Op::trans ? i : blocks - 1 - i;
+    const I r0 = b * nb, kb = std::min(nb, k - r0), h = block_rows[b];
+    const MatrixView<const T> v(reflectors.data() + block_at[b], h, kb, std::max<I>(1, h));
+    ormqr<T>(ctx, Side::left, op, v, VectorView<const T>(tau.data() + r0, kb),
+             w.block(r0, 0, h, w.cols()));
+  }
+}
+
+}  // namespace
+
 template <class T>
 Matrix<T> SparseQR<T>::apply_qt(MatrixView<const T> b) const {
   using I = std::int64_t;
@@ -87,11 +112,8 @@ Matrix<T> SparseQR<T>::apply_qt(MatrixView<const T> b) const {
       for (I j = 0; j < nrhs; ++j) w(r, j) = src[s][j * src_ld[s]];
     }
     for (const I ci : f.children) cb[ci] = Matrix<T>();
-    const I k = static_cast<I>(fr.tau.size());
-    if (k > 0 && nrhs > 0) {
-      ormqr<T>(ctx, Side::left, Op::trans, fr.qr.view().block(0, 0, frows, k),
-               VectorView<const T>(fr.tau.data(), k), w.view());
-    }
+    apply_front_reflectors(ctx, Op::trans, fr.tau, fr.reflectors, fr.block_at, fr.block_rows,
+                           kReflectorBlock, w.view());
     // R's rows, the contribution block for the parent, and the rows R does not reach.
     for (I i = 0; i < f.npiv; ++i) {
       const I pr = fr.pivot_row[i];
@@ -164,11 +186,8 @@ Matrix<T> SparseQR<T>::apply_q(MatrixView<const T> c) const {
     const I r0 = detail::first_residual_row(fr.live, fr.cb_rows, f);
     for (I r = r0; r < frows; ++r)
       for (I j = 0; j < nrhs; ++j) w(r, j) = c(tail_at[fi] + r - r0, j);
-    const I k = static_cast<I>(fr.tau.size());
-    if (k > 0 && nrhs > 0) {
-      ormqr<T>(ctx, Side::left, Op::no_trans, fr.qr.view().block(0, 0, frows, k),
-               VectorView<const T>(fr.tau.data(), k), w.view());
-    }
+    apply_front_reflectors(ctx, Op::no_trans, fr.tau, fr.reflectors, fr.block_at, fr.block_rows,
+                           kReflectorBlock, w.view());
     // Scatter back to the stacked rows [A rows, child CBs...].
     std::vector<T*> dst(frows);
     std::vector<I> dst_ld(frows);

@@ -448,7 +448,8 @@ struct SparseQR<T>::Twin {
       std::vector<I>().swap(out.row_source);
       return;
     }
-    compact_reflectors(f);
+    compact_reflectors(f, stair, out.qr.data(), out.qr.ld());
+    out.qr = Matrix<T>();
   }
 
   /// Front f's pivot rows of R (exact zeros dropped, diagonal kept) into R's arrays, the
@@ -570,34 +571,58 @@ struct SparseQR<T>::Twin {
     tails[f] = std::move(tail);
   }
 
-  /// Reflectors for solve: with dead columns, reflector t's column (live pivots, then the CB
-  /// columns) moves to column t, as geqrf would have left them; carried columns are dropped.
-  void compact_reflectors(I f) {
+  /// Front::block_at and block_rows for nrefl reflectors, reflector t reaching front row
+  /// end_of(t) (exclusive); out.reflectors and out.tau sized to match (values not set).
+  template <class End>
+  static void layout_reflectors(Front& out, I nrefl, End&& end_of) {
+    constexpr I nb = SparseQR<T>::kReflectorBlock;
+    const I blocks = (nrefl + nb - 1) / nb;
+    out.block_at.assign(static_cast<std::size_t>(blocks), 0);
+    out.block_rows.assign(static_cast<std::size_t>(blocks), 0);
+    I total = 0;
+    for (I b = 0; b < blocks; ++b) {
+      const I r0 = b * nb, t1 = std::min(nrefl, r0 + nb);
+      I end = t1;  // every reflector has its head row
+      for (I t = r0; t < t1; ++t) end = std::max(end, end_of(t));
+      out.block_at[b] = total;
+      out.block_rows[b] = end - r0;
+      total += (end - r0) * (t1 - r0);
+    }
+    out.reflectors.resize(static_cast<std::size_t>(total));
+    out.tau.resize(static_cast<std::size_t>(nrefl));
+  }
+
+  /// The kept reflectors of front f into its blocks (Front::reflectors), out of the
+  /// factored front `qr` (column-major, leading dimension ld: out.qr, or a copy of the
+  /// front). `stair` is the front's staircase (column j is zero below front row
+  /// stair[j] before the QR, and so is its reflector after it). With dead columns reflector
+  /// t comes from the t-th live pivot column, then the CB columns, as geqrf would have left
+  /// them; carried columns are not reflectors.
+  void compact_reflectors(I f, const std::vector<I>& stair, const T* qr, I ld) {
     const FrontInfo& fr = an().fronts[f];
     Front& out = self.fronts_[f];
     const I rows = out.rows, live = out.live, ncols = static_cast<I>(fr.cols.size());
     const bool detect = tol >= 0;
     const I nrefl = detect ? live + std::min(rows - live, fr.cb_cols) : std::min(rows, ncols);
-    if (detect && live < fr.npiv) {
+    std::vector<I> source(static_cast<std::size_t>(nrefl));
+    if (detect) {
       I t = 0;
-      const I ld = out.qr.ld();
-      auto move_col = [&](I from) {
-        if (from != t)
-          std::copy(out.qr.data() + from * ld, out.qr.data() + from * ld + rows,
-                    out.qr.data() + t * ld);
-        ++t;
-      };
-      for (I i = 0; i < fr.npiv; ++i)
-        if (out.pivot_row[i] >= 0) move_col(i);
-      for (I c = fr.npiv; t < nrefl; ++c) move_col(c);
+      for (I i = 0; i < fr.npiv && t < nrefl; ++i)
+        if (out.pivot_row[i] >= 0) source[t++] = i;
+      for (I c = fr.npiv; t < nrefl; ++c) source[t++] = c;
+    } else {
+      for (I t = 0; t < nrefl; ++t) source[t] = t;
     }
-    out.tau.resize(static_cast<std::size_t>(nrefl));
-    if (k > 0) {  // keep the reflectors' columns only, not the carried ones
-      Matrix<T> v(rows, nrefl);
-      for (I t = 0; t < nrefl; ++t)
-        std::copy(out.qr.data() + t * out.qr.ld(), out.qr.data() + t * out.qr.ld() + rows,
-                  v.data() + t * v.ld());
-      out.qr = std::move(v);
+    layout_reflectors(out, nrefl, [&](I t) { return std::min(rows, stair[source[t]]); });
+    constexpr I nb = SparseQR<T>::kReflectorBlock;
+    const I blocks = static_cast<I>(out.block_rows.size());
+    for (I b = 0; b < blocks; ++b) {
+      const I r0 = b * nb, t1 = std::min(nrefl, r0 + nb), h = out.block_rows[b];
+      T* dst = out.reflectors.data() + out.block_at[b];
+      for (I t = r0; t < t1; ++t, dst += h) {
+        const T* col = qr + source[t] * ld;
+        std::copy(col + r0, col + r0 + h, dst);
+      }
     }
   }
 

@@ -96,6 +96,14 @@ void sparse_copy_to_host(detail::ContextImpl&, T* host, const T* src, std::int64
   if (n > 0) std::memcpy(host, src, static_cast<std::size_t>(n) * sizeof(T));
 }
 
+template <class T>
+void sparse_copy_block_to_host(detail::ContextImpl&, T* host, std::int64_t ldh, const T* src,
+                               std::int64_t lds, std::int64_t rows, std::int64_t cols) {
+  if (rows <= 0) return;
+  for (std::int64_t j = 0; j < cols; ++j)
+    std::memcpy(host + j * ldh, src + j * lds, static_cast<std::size_t>(rows) * sizeof(T));
+}
+
 void* sparse_host_alloc(detail::ContextImpl&, std::size_t bytes) {
   return bytes > 0 ? ::operator new(bytes) : nullptr;
 }

@@ -463,6 +463,37 @@ void sparse_copy_to_host(detail::ContextImpl& ctx, T* host, const T* src, std::i
   }
 }
 
+template <class T>
+void sparse_copy_block_to_host(detail::ContextImpl& ctx, T* host, std::int64_t ldh, const T* src,
+                               std::int64_t lds, std::int64_t rows, std::int64_t cols) {
+  if (rows <= 0 || cols <= 0) return;
+  DeviceGuard guard(ctx.device);
+  // As sparse_copy_to_host, no copy may cross a pinned::kChunk boundary of the host
+  // address: runs of columns that stay within one piece go as one 2-D copy, a column that
+  // crosses a boundary by the 1-D copy (which splits it).
+  const std::size_t col_bytes = static_cast<std::size_t>(rows) * sizeof(T);
+  auto piece = [](const T* p) { return reinterpret_cast<std::uintptr_t>(p) / pinned::kChunk; };
+  auto crosses = [&](std::int64_t j) {
+    const T* first = host + j * ldh;
+    return piece(first) != piece(first + rows - 1);
+  };
+  std::int64_t j0 = 0;
+  while (j0 < cols) {
+    if (crosses(j0)) {
+      sparse_copy_to_host<T>(ctx, host + j0 * ldh, src + j0 * lds, rows);
+      ++j0;
+      continue;
+    }
+    std::int64_t j1 = j0 + 1;
+    while (j1 < cols && !crosses(j1) && piece(host + j1 * ldh) == piece(host + j0 * ldh)) ++j1;
+    GPUQR_CUDA_CHECK(cudaMemcpy2DAsync(host + j0 * ldh, static_cast<std::size_t>(ldh) * sizeof(T),
+                                       src + j0 * lds, static_cast<std::size_t>(lds) * sizeof(T),
+                                       col_bytes, static_cast<std::size_t>(j1 - j0),
+                                       cudaMemcpyDeviceToHost, ctx.stream));
+    j0 = j1;
+  }
+}
+
 void* sparse_host_alloc(detail::ContextImpl& ctx, std::size_t bytes) {
   if (bytes == 0) return nullptr;
   DeviceGuard guard(ctx.device);

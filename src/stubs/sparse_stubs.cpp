@@ -32,6 +32,11 @@ template <class T>
 void sparse_copy_to_host(detail::ContextImpl&, T*, const T*, std::int64_t) {
   not_compiled("cuda sparse_copy_to_host");
 }
+template <class T>
+void sparse_copy_block_to_host(detail::ContextImpl&, T*, std::int64_t, const T*, std::int64_t,
+                               std::int64_t, std::int64_t) {
+  not_compiled("cuda sparse_copy_block_to_host");
+}
 void* sparse_host_alloc(detail::ContextImpl&, std::size_t) {
   not_compiled("cuda sparse_host_alloc");
 }
