@@ -35,6 +35,7 @@
 #include <cstring>
 #include <exception>
 #include <future>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
@@ -225,6 +226,18 @@ struct SparseQR<T>::Device {
   std::size_t copiers_wanted =
       static_cast<std::size_t>(std::max<I>(1, detail::env_int("GPUQR_SPARSE_COPIERS", 4)));
   static constexpr double kBounceFromBytes = 1e9;  ///< all fronts' bytes (kept mode)
+  /// Kept mode: each copier's bounce buffer in two halves on two streams, so that a half
+  /// crosses the bus while the host empties the other (GPUQR_SPARSE_DOUBLE_BUFFER=0: one
+  /// buffer, copied then emptied; a measurement knob).
+  bool double_buffer = detail::env_int("GPUQR_SPARSE_DOUBLE_BUFFER", 1) != 0;
+  /// Kept mode: R's rows are taken out (take_out) on this thread while the copier threads copy
+  /// the reflectors (GPUQR_SPARSE_OVERLAP_ROWS=0: one after the other; a measurement knob).
+  bool overlap_rows = detail::env_int("GPUQR_SPARSE_OVERLAP_ROWS", 1) != 0;
+  struct CopyJob;
+  std::unique_ptr<CopyJob> copy_job;  ///< begin_copy's threads, until end_copy
+  /// The trace's account of the copier threads: ns waiting for a half, ns emptying halves,
+  /// bytes emptied (summed over threads).
+  std::atomic<std::int64_t> copy_wait_ns{0}, copy_memcpy_ns{0}, copy_bytes{0};
 
   /// Times `body` (enqueueing work) into acc; in profile mode with the device's time.
   template <class F>
@@ -256,6 +269,7 @@ struct SparseQR<T>::Device {
       } catch (...) {  // an error already reported, or being: nothing more to do here
       }
     };
+    copy_job.reset();  // its threads stop after their current front
     idle(ctx);
     for (const Context& c : lanes) idle(c);
     for (const Context& c : copiers) idle(c);
@@ -393,17 +407,21 @@ struct SparseQR<T>::Device {
         parity ^= 1;  // the host reads the other slot (pending's) meanwhile
         // The previous launch's fronts: their reflectors to the host (kept mode), their R
         // rows (packed) into R's arrays, while this one runs.
-        if (self.keep_householder_) timed(stats.copy_seconds, [&] { copy_reflectors(pending); });
-        timed(stats.rows_seconds, [&] { take_out(pending); });
+        take_out_and_copy(pending);
         timed(stats.wait_seconds, [&] { ctx.synchronize(); });
         timed(stats.copy_seconds, [&] { copy_out(finished); });
         if (trace) trace_launch(l, finished, before, t0);
         pending = std::move(finished);
       }
       const auto t_tail = std::chrono::steady_clock::now();
-      if (self.keep_householder_) timed(stats.copy_seconds, [&] { copy_reflectors(pending); });
-      timed(stats.rows_seconds, [&] { take_out(pending); });
+      take_out_and_copy(pending);
       timed(stats.copy_seconds, [&] { end_stage(st); });
+      if (trace && self.keep_householder_)
+        std::fprintf(stderr,
+                     "sparse trace: reflector copies %.3f GB, threads' wait %.1f ms, emptying "
+                     "%.1f ms (summed over threads)\n",
+                     static_cast<double>(copy_bytes.load()) / 1e9, copy_wait_ns.load() / 1e6,
+                     copy_memcpy_ns.load() / 1e6);
       if (trace)
         std::fprintf(
             stderr, "sparse trace: stage %zu tail (last fronts out, end of stage) %.2f ms\n", s,
@@ -833,18 +851,55 @@ struct SparseQR<T>::Device {
   /// Kept reflectors: fronts fs' reflectors, by the blocks the solve applies
   /// (Front::reflectors: each column from its block's first row to the block's staircase),
   /// and their tau to the host, once the launch that factored them is complete and while
-  /// the next one runs (it only reads these fronts' contribution blocks). On CUDA up to
-  /// copiers_wanted threads copy, each on a context of its own stream, through a page-locked
-  /// bounce buffer each: a block (one 2-D copy) or a column segment at a time into the
-  /// buffer, then one memcpy of the buffer into the blocks, which lie in the same order. Only these
-  /// segments cross the bus (grid3d:45: 2.9 GB, where the whole fronts are 13.4). Until the bounce
-  /// buffers are there (they are allocated on another thread, and only for large problems), a front
-  /// is copied whole and cut into blocks on the host. On the CPU the segments go through a small
-  /// host buffer, so the tests run the same path.
+  /// the next one runs (it only reads these fronts' contribution blocks). begin_copy starts
+  /// the copy and returns; end_copy waits for it (the caller takes R's rows out meanwhile,
+  /// take_out, which touches other fields of the fronts). On CUDA up to copiers_wanted threads
+  /// copy, each through a page-locked bounce buffer of its own, cut in two halves with a
+  /// stream each: while one half's copies cross the bus the host copies the other half's
+  /// contents into the blocks, which lie in the same order. A block leaves by one 2-D copy
+  /// where it fits a half, else by column segments. Only these blocks cross the bus (grid3d:45:
+  /// 4.7 GB, where the whole fronts are 13.4). Until the bounce buffers are there (they are
+  /// allocated on another thread, and only for large problems), a front is copied whole and
+  /// cut into blocks on the host. On the CPU the same halves are a small host buffer, copied
+  /// on this thread, so that the tests run the same path.
   void copy_reflectors(const std::vector<I>& fs) {
+    begin_copy(fs);
+    end_copy();
+  }
+
+  /// Fronts fs (their launch complete): R's rows out of the host slot (take_out) and, when
+  /// kept, their reflectors to the host, the two at once unless overlap_rows is off.
+  void take_out_and_copy(const std::vector<I>& fs) {
+    SparseFactorStats& stats = self.stats_;
+    if (!self.keep_householder_) return timed(stats.rows_seconds, [&] { take_out(fs); });
+    if (!overlap_rows) {
+      timed(stats.copy_seconds, [&] { copy_reflectors(fs); });
+      return timed(stats.rows_seconds, [&] { take_out(fs); });
+    }
+    timed(stats.copy_seconds, [&] { begin_copy(fs); });
+    timed(stats.rows_seconds, [&] { take_out(fs); });
+    timed(stats.copy_seconds, [&] { end_copy(); });  // what the copy took beyond take_out
+  }
+
+  /// The copier threads' shared state: the fronts, the next one to take, the first failure.
+  struct CopyJob {
+    std::vector<I> fs;
+    std::atomic<std::size_t> next{0};
+    std::atomic<bool> failed{false};
+    std::exception_ptr failure;
+    std::vector<std::thread> pool;
+    ~CopyJob() {  // error paths: the threads stop after their current front
+      failed = true;
+      for (std::thread& th : pool)
+        if (th.joinable()) th.join();
+    }
+  };
+
+  void begin_copy(const std::vector<I>& fs) {
     if (fs.empty()) return;
     const std::size_t nc = ctx.is_cuda() ? std::min(copiers_wanted, fs.size()) : 0;
-    while (copiers.size() < nc) {
+    const std::size_t per = double_buffer ? 2 : 1;  // contexts per copier
+    while (copiers.size() < nc * per) {
       copiers.push_back(Context::cuda(dev));
       copiers.back().set_check_finite(false);
     }
@@ -853,90 +908,112 @@ struct SparseQR<T>::Device {
       bounce_ready.get();
       bounce_on = bounce.size() >= nc;
     }
-    // Segment by segment through `buf` (cap elements, host), in out.reflectors' order.
-    auto through = [&](const Context& on, T* buf, I cap, I f) {
-      Front& out = self.fronts_[f];
-      const I r = rows(f);
-      const T* front = front_ptr(f);
-      T* dst = out.reflectors.data();
-      I used = 0;
-      auto flush = [&] {
-        if (used == 0) return;
-        on.synchronize();  // the host reads the buffer next
-        std::memcpy(dst, buf, static_cast<std::size_t>(used) * sizeof(T));
-        dst += used;
-        used = 0;
-      };
-      constexpr I nb = SparseQR<T>::kReflectorBlock;
-      const I nrefl = static_cast<I>(out.tau.size());
-      for (std::size_t b = 0; b < out.block_rows.size(); ++b) {
-        const I r0 = static_cast<I>(b) * nb, t1 = std::min(nrefl, r0 + nb), h = out.block_rows[b];
-        if (block_copy && h * (t1 - r0) <= cap) {  // the block at once: one 2-D copy
-          if (used + h * (t1 - r0) > cap) flush();
-          GPUQR_DISPATCH(on, sparse_copy_block_to_host<T>, buf + used, h, front + r0 * r + r0, r, h,
-                         t1 - r0);
-          used += h * (t1 - r0);
-          continue;
-        }
-        for (I t = r0; t < t1; ++t) {
-          const T* src = front + t * r + r0;  // column t, from the block's first row
-          for (I at = 0; at < h;) {
-            if (used == cap) flush();
-            const I len = std::min(h - at, cap - used);
-            GPUQR_DISPATCH(on, sparse_copy_to_host<T>, buf + used, src + at, len);
-            used += len;
-            at += len;
-          }
-        }
-      }
-      flush();
-      GPUQR_DISPATCH(on, sparse_copy_to_host<T>, out.tau.data(), arena.data() + tau_at[f], nrefl);
-      on.synchronize();  // tau: straight into its (pageable) vector
-    };
-    auto one = [&](I f, const Context* on, std::size_t t) {
-      Front& out = self.fronts_[f];
-      const I r = rows(f), nrefl = tau_elems(f);
-      out.row_source.assign(maps.row_source.begin() + maps.stack_ptr[f],
-                            maps.row_source.begin() + maps.stack_ptr[f + 1]);
-      const std::vector<I> stair = staircase(f);
-      if (on != nullptr && !bounce_on) {  // the whole front, cut into blocks on the host
-        Matrix<T> whole(r, ncols(f));
-        out.tau.resize(static_cast<std::size_t>(nrefl));
-        GPUQR_DISPATCH(*on, sparse_copy_to_host<T>, whole.data(), front_ptr(f), r * ncols(f));
-        GPUQR_DISPATCH(*on, sparse_copy_to_host<T>, out.tau.data(), arena.data() + tau_at[f],
-                       nrefl);
-        on->synchronize();  // the host reads both next
-        twin.compact_reflectors(f, stair, whole.data(), whole.ld());
-        return;
-      }
-      Twin::layout_reflectors(out, nrefl, [&](I j) { return std::min(r, stair[j]); });
-      if (on != nullptr) {
-        through(*on, static_cast<T*>(bounce[t].data()), kBounceElems, f);
-      } else {
-        std::vector<T> buf(kHostStagingElems);
-        through(ctx, buf.data(), kHostStagingElems, f);
-      }
-    };
     if (nc == 0) {
-      for (const I f : fs) one(f, nullptr, 0);
+      std::vector<T> buf(kHostStagingElems);
+      const Context* on[2] = {&ctx, double_buffer ? &ctx : nullptr};
+      for (const I f : fs) copy_front(f, on, buf.data(), kHostStagingElems);
       return;
     }
-    std::atomic<std::size_t> next{0};
-    std::atomic<bool> failed{false};
-    std::exception_ptr failure;
-    auto body = [&](std::size_t t) {
-      try {
-        for (std::size_t i; !failed.load() && (i = next.fetch_add(1)) < fs.size();)
-          one(fs[i], &copiers[t], t);
-      } catch (...) {
-        if (!failed.exchange(true)) failure = std::current_exception();
-      }
-    };
-    std::vector<std::thread> pool;
-    for (std::size_t t = 1; t < nc; ++t) pool.emplace_back(body, t);
-    body(0);
-    for (std::thread& th : pool) th.join();
+    copy_job = std::make_unique<CopyJob>();
+    CopyJob& job = *copy_job;
+    job.fs = fs;
+    for (std::size_t t = 0; t < nc; ++t)
+      job.pool.emplace_back([this, &job, t, per] {
+        try {
+          const Context* on[2] = {&copiers[t * per], per == 2 ? &copiers[t * per + 1] : nullptr};
+          T* buf = bounce_on ? static_cast<T*>(bounce[t].data()) : nullptr;
+          for (std::size_t i; !job.failed.load() && (i = job.next.fetch_add(1)) < job.fs.size();)
+            copy_front(job.fs[i], on, buf, kBounceElems);
+        } catch (...) {
+          if (!job.failed.exchange(true)) job.failure = std::current_exception();
+        }
+      });
+  }
+
+  /// Waits for begin_copy's threads; rethrows the first failure.
+  void end_copy() {
+    if (!copy_job) return;
+    for (std::thread& th : copy_job->pool) th.join();
+    copy_job->pool.clear();
+    const std::exception_ptr failure = copy_job->failure;
+    copy_job.reset();
     if (failure) std::rethrow_exception(failure);
+  }
+
+  /// Front f's reflectors and tau into self.fronts_[f] through `buf` (cap elements, host; null
+  /// on CUDA before the bounce buffers are there: the front is copied whole) on on[0], and
+  /// on[1] when not null (two halves, see begin_copy).
+  void copy_front(I f, const Context* const on[2], T* buf, I cap) {
+    Front& out = self.fronts_[f];
+    const I r = rows(f), nrefl = tau_elems(f);
+    out.row_source.assign(maps.row_source.begin() + maps.stack_ptr[f],
+                          maps.row_source.begin() + maps.stack_ptr[f + 1]);
+    const std::vector<I> stair = staircase(f);
+    if (buf == nullptr) {  // the whole front, cut into blocks on the host
+      Matrix<T> whole(r, ncols(f));
+      out.tau.resize(static_cast<std::size_t>(nrefl));
+      GPUQR_DISPATCH(*on[0], sparse_copy_to_host<T>, whole.data(), front_ptr(f), r * ncols(f));
+      GPUQR_DISPATCH(*on[0], sparse_copy_to_host<T>, out.tau.data(), arena.data() + tau_at[f],
+                     nrefl);
+      on[0]->synchronize();  // the host reads both next
+      twin.compact_reflectors(f, stair, whole.data(), whole.ld());
+      return;
+    }
+    Twin::layout_reflectors(out, nrefl, [&](I j) { return std::min(r, stair[j]); });
+    const bool two = on[1] != nullptr;
+    const I half = two ? cap / 2 : cap;
+    T* part[2] = {buf, buf + half};
+    I used[2] = {0, 0};
+    int cur = 0;  // the half being filled; the other one, when used, was filled before it
+    const T* front = front_ptr(f);
+    T* dst = out.reflectors.data();
+    auto drain = [&](int p) {
+      if (used[p] == 0) return;
+      const auto t0 = std::chrono::steady_clock::now();
+      on[p]->synchronize();  // the host reads the half next
+      const auto t1 = std::chrono::steady_clock::now();
+      std::memcpy(dst, part[p], static_cast<std::size_t>(used[p]) * sizeof(T));
+      if (trace) {
+        using ns = std::chrono::nanoseconds;
+        copy_wait_ns += std::chrono::duration_cast<ns>(t1 - t0).count();
+        copy_memcpy_ns +=
+            std::chrono::duration_cast<ns>(std::chrono::steady_clock::now() - t1).count();
+        copy_bytes += static_cast<std::int64_t>(used[p]) * static_cast<std::int64_t>(sizeof(T));
+      }
+      dst += used[p];
+      used[p] = 0;
+    };
+    auto full = [&] {  // the half being filled is full: empty the older one and fill that
+      if (!two) return drain(0);
+      drain(cur ^ 1);
+      cur ^= 1;
+    };
+    constexpr I nb = SparseQR<T>::kReflectorBlock;
+    for (std::size_t b = 0; b < out.block_rows.size(); ++b) {
+      const I r0 = static_cast<I>(b) * nb, t1 = std::min(nrefl, r0 + nb), h = out.block_rows[b];
+      if (block_copy && h * (t1 - r0) <= half) {  // the block at once: one 2-D copy
+        if (used[cur] + h * (t1 - r0) > half) full();
+        GPUQR_DISPATCH(*on[cur], sparse_copy_block_to_host<T>, part[cur] + used[cur], h,
+                       front + r0 * r + r0, r, h, t1 - r0);
+        used[cur] += h * (t1 - r0);
+        continue;
+      }
+      for (I t = r0; t < t1; ++t) {
+        const T* src = front + t * r + r0;  // column t, from the block's first row
+        for (I at = 0; at < h;) {
+          if (used[cur] == half) full();
+          const I len = std::min(h - at, half - used[cur]);
+          GPUQR_DISPATCH(*on[cur], sparse_copy_to_host<T>, part[cur] + used[cur], src + at, len);
+          used[cur] += len;
+          at += len;
+        }
+      }
+    }
+    if (two) drain(cur ^ 1);
+    drain(cur);
+    GPUQR_DISPATCH(*on[0], sparse_copy_to_host<T>, out.tau.data(), arena.data() + tau_at[f],
+                   nrefl);
+    on[0]->synchronize();  // tau: straight into its (pageable) vector
   }
 
   /// body(item, worker) for items [0, n) on the twin's workers (worker 0 is this thread); the
