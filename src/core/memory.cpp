@@ -65,12 +65,21 @@ void copy_2d(void* dst, std::int64_t ldd, MemorySpace dst_space, const void* src
 }
 
 namespace {
-constexpr std::size_t kHugeBlock = std::size_t(64) << 20;
 constexpr std::size_t kHugePage = std::size_t(2) << 20;
+/// Blocks from this many bytes go on huge pages (GPUQR_HUGE_FROM_MB, default 64; read once,
+/// so that a block is freed the way it was allocated).
+std::size_t huge_block() {
+  static const std::size_t bytes = [] {
+    const char* v = std::getenv("GPUQR_HUGE_FROM_MB");
+    const long mb = v != nullptr ? std::strtol(v, nullptr, 10) : 64;
+    return std::size_t(mb > 0 ? mb : 64) << 20;
+  }();
+  return bytes;
+}
 }  // namespace
 
 void* uninit_allocate(std::size_t bytes) {
-  if (bytes < kHugeBlock) return ::operator new(bytes);
+  if (bytes < huge_block()) return ::operator new(bytes);
   const std::size_t rounded = (bytes + kHugePage - 1) / kHugePage * kHugePage;
   void* p = std::aligned_alloc(kHugePage, rounded);
   if (p == nullptr) throw std::bad_alloc();
@@ -82,7 +91,7 @@ void* uninit_allocate(std::size_t bytes) {
 
 void uninit_deallocate(void* p, std::size_t bytes) noexcept {
   if (p == nullptr) return;
-  if (bytes < kHugeBlock) {
+  if (bytes < huge_block()) {
     ::operator delete(p);
   } else {
     std::free(p);
