@@ -230,11 +230,19 @@ struct SparseQR<T>::Device {
   /// crosses the bus while the host empties the other (GPUQR_SPARSE_DOUBLE_BUFFER=0: one
   /// buffer, copied then emptied; a measurement knob).
   bool double_buffer = detail::env_int("GPUQR_SPARSE_DOUBLE_BUFFER", 1) != 0;
-  /// Kept mode: R's rows are taken out (take_out) on this thread while the copier threads copy
-  /// the reflectors (GPUQR_SPARSE_OVERLAP_ROWS=0: one after the other; a measurement knob).
-  bool overlap_rows = detail::env_int("GPUQR_SPARSE_OVERLAP_ROWS", 1) != 0;
+  /// Kept mode: when a launch's fronts' reflectors start for the host (GPUQR_SPARSE_COPY_AT, a
+  /// measurement knob): 2 (the default) as soon as the launch is complete, so that the copier
+  /// threads run while this thread enqueues the next launches and takes R's rows out; 1 after
+  /// the next launch is enqueued, beside take_out; 0 after the next launch is enqueued, then
+  /// take_out (session 18's order).
+  I copy_at = detail::env_int("GPUQR_SPARSE_COPY_AT", 2);
   struct CopyJob;
   std::unique_ptr<CopyJob> copy_job;  ///< begin_copy's threads, until end_copy
+  /// R's rows of a complete launch's fronts are taken out (take_out) on a thread of their own
+  /// from the launch's end, while this thread enqueues the next launches (GPUQR_SPARSE_ROWS_EARLY
+  /// =0: on this thread, after the next launch is enqueued; a measurement knob).
+  bool rows_early = detail::env_int("GPUQR_SPARSE_ROWS_EARLY", 1) != 0;
+  std::future<void> rows_job;  ///< that thread, until take_out_and_copy
   /// The trace's account of the copier threads: ns waiting for a half, ns emptying halves,
   /// bytes emptied (summed over threads).
   std::atomic<std::int64_t> copy_wait_ns{0}, copy_memcpy_ns{0}, copy_bytes{0};
@@ -270,6 +278,7 @@ struct SparseQR<T>::Device {
       }
     };
     copy_job.reset();  // its threads stop after their current front
+    if (rows_job.valid()) rows_job.wait();
     idle(ctx);
     for (const Context& c : lanes) idle(c);
     for (const Context& c : copiers) idle(c);
@@ -410,6 +419,12 @@ struct SparseQR<T>::Device {
         take_out_and_copy(pending);
         timed(stats.wait_seconds, [&] { ctx.synchronize(); });
         timed(stats.copy_seconds, [&] { copy_out(finished); });
+        if (self.keep_householder_ && copy_at >= 2)
+          timed(stats.copy_seconds, [&] { begin_copy(finished); });
+        if (rows_early)
+          timed(stats.rows_seconds, [&] {
+            rows_job = std::async(std::launch::async, [this, fs = finished] { take_out(fs); });
+          });
         if (trace) trace_launch(l, finished, before, t0);
         pending = std::move(finished);
       }
@@ -868,17 +883,26 @@ struct SparseQR<T>::Device {
   }
 
   /// Fronts fs (their launch complete): R's rows out of the host slot (take_out) and, when
-  /// kept, their reflectors to the host, the two at once unless overlap_rows is off.
+  /// kept, their reflectors to the host, as copy_at says (with 2 their copy began when the
+  /// launch was complete; here it is waited for).
   void take_out_and_copy(const std::vector<I>& fs) {
     SparseFactorStats& stats = self.stats_;
-    if (!self.keep_householder_) return timed(stats.rows_seconds, [&] { take_out(fs); });
-    if (!overlap_rows) {
+    // R's rows: taken out here, or waited for (rows_early: their thread began at the launch's
+    // end; rows_seconds then counts the wait only).
+    auto rows_out = [&] {
+      timed(stats.rows_seconds, [&] {
+        if (!rows_early) return take_out(fs);
+        if (rows_job.valid()) rows_job.get();
+      });
+    };
+    if (!self.keep_householder_) return rows_out();
+    if (copy_at <= 0) {
       timed(stats.copy_seconds, [&] { copy_reflectors(fs); });
-      return timed(stats.rows_seconds, [&] { take_out(fs); });
+      return rows_out();
     }
-    timed(stats.copy_seconds, [&] { begin_copy(fs); });
-    timed(stats.rows_seconds, [&] { take_out(fs); });
-    timed(stats.copy_seconds, [&] { end_copy(); });  // what the copy took beyond take_out
+    if (copy_at == 1) timed(stats.copy_seconds, [&] { begin_copy(fs); });
+    rows_out();
+    timed(stats.copy_seconds, [&] { end_copy(); });  // what the copy took beyond the rest
   }
 
   /// The copier threads' shared state: the fronts, the next one to take, the first failure.
@@ -896,6 +920,7 @@ struct SparseQR<T>::Device {
   };
 
   void begin_copy(const std::vector<I>& fs) {
+    end_copy();  // one copy at a time (the callers wait for each before the next begins)
     if (fs.empty()) return;
     const std::size_t nc = ctx.is_cuda() ? std::min(copiers_wanted, fs.size()) : 0;
     const std::size_t per = double_buffer ? 2 : 1;  // contexts per copier
