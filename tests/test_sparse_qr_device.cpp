@@ -220,6 +220,39 @@ class SparseArena : public BackendTest {
     }
   }
 
+  /// Kept reflectors of fronts with several reflector blocks: a random sparse A fills in to a
+  /// root front of some 200 columns, whose blocks the copy cuts into several items (on the
+  /// CPU arena a block taller than 32 rows is its own item) spread over the copier threads.
+  /// Their solutions and Q^T B agree with the twin's, with or without the two halves.
+  template <class T>
+  void kept_large_fronts() {
+    const CscMatrix<T> a = random_sparse<T>(500, 240, 12, 17);
+    SparseQROptions opt = any_ordering();
+    opt.tolerance = -1;
+    I widest = 0;
+    {
+      ArenaOnCpu off(false);
+      const SparseQR<T> twin(a, opt);
+      for (const auto& fr : twin.analysis().fronts)
+        widest = std::max(widest, std::min<I>(fr.rows, static_cast<I>(fr.cols.size())));
+    }
+    ASSERT_GT(widest, 2 * 64) << "no front with three reflector blocks (64 columns each)";
+    for (const char* halves : {"1", "0"}) {
+      ScopedEnv db("GPUQR_SPARSE_DOUBLE_BUFFER", halves);
+      EXPECT_FALSE(compare_with_twin(a, opt, std::string("random 500 x 240, halves ") + halves));
+      ArenaOnCpu force(on_cpu());
+      const SparseQR<T> dev(a, arena_options(opt));
+      const SparseQR<T> twin = [&] {
+        ArenaOnCpu off(false);
+        return SparseQR<T>(a, opt);
+      }();
+      const Matrix<T> b = random_dense<T>(a.rows, 2, 23);
+      const Matrix<T> c0 = twin.apply_qt(b.view()), c1 = dev.apply_qt(b.view());
+      EXPECT_LT(c_difference(twin, c0, dev, c1), 1e3 * gpuqr::accuracy::eps<T>())
+          << "Q^T B by the kept reflectors differs";
+    }
+  }
+
   /// Staging on the arena: the smallest cap the planner accepts gives several stages and the
   /// same factorization (to rounding; each front's QR is the same call either way).
   template <class T>
@@ -347,6 +380,10 @@ TEST_P(SparseArena, CorpusAgreesWithTwin) {
 TEST_P(SparseArena, GridBothRoutes) {
   if (is_double()) grid_both_routes<double>();
   else grid_both_routes<float>();
+}
+TEST_P(SparseArena, KeptLargeFrontsCopiedInPieces) {
+  if (is_double()) kept_large_fronts<double>();
+  else kept_large_fronts<float>();
 }
 TEST_P(SparseArena, StagedSameResult) {
   if (is_double()) staged<double>();

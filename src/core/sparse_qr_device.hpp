@@ -863,25 +863,6 @@ struct SparseQR<T>::Device {
     for (I i = 0; i < live; ++i) out.pivot_row[i] = i;
   }
 
-  /// Kept reflectors: fronts fs' reflectors, by the blocks the solve applies
-  /// (Front::reflectors: each column from its block's first row to the block's staircase),
-  /// and their tau to the host, once the launch that factored them is complete and while
-  /// the next one runs (it only reads these fronts' contribution blocks). begin_copy starts
-  /// the copy and returns; end_copy waits for it (the caller takes R's rows out meanwhile,
-  /// take_out, which touches other fields of the fronts). On CUDA up to copiers_wanted threads
-  /// copy, each through a page-locked bounce buffer of its own, cut in two halves with a
-  /// stream each: while one half's copies cross the bus the host copies the other half's
-  /// contents into the blocks, which lie in the same order. A block leaves by one 2-D copy
-  /// where it fits a half, else by column segments. Only these blocks cross the bus (grid3d:45:
-  /// 4.7 GB, where the whole fronts are 13.4). Until the bounce buffers are there (they are
-  /// allocated on another thread, and only for large problems), a front is copied whole and
-  /// cut into blocks on the host. On the CPU the same halves are a small host buffer, copied
-  /// on this thread, so that the tests run the same path.
-  void copy_reflectors(const std::vector<I>& fs) {
-    begin_copy(fs);
-    end_copy();
-  }
-
   /// Fronts fs (their launch complete): R's rows out of the host slot (take_out) and, when
   /// kept, their reflectors to the host, as copy_at says (with 2 their copy began when the
   /// launch was complete; here it is waited for).
@@ -905,50 +886,175 @@ struct SparseQR<T>::Device {
     timed(stats.copy_seconds, [&] { end_copy(); });  // what the copy took beyond the rest
   }
 
-  /// The copier threads' shared state: the fronts, the next one to take, the first failure.
+  /// Kept reflectors: fronts fs' reflectors, by the blocks the solve applies
+  /// (Front::reflectors: each column from its block's first row to the block's staircase),
+  /// and their tau to the host, once the launch that factored them is complete, while this
+  /// thread goes on (copy_at says when; end_copy waits). The fronts' layouts are made here;
+  /// the copy is cut into items of consecutive blocks of one front (about half a bounce
+  /// buffer each), so that a large front is spread over the threads: the root's reflectors
+  /// were one thread's 0.2 s after the last launch (grid3d:45, session 19). On CUDA up to
+  /// copiers_wanted threads copy, each through a page-locked bounce buffer of its own, cut in
+  /// two halves with a stream each: while one half's copies cross the bus the host empties
+  /// the other into the blocks (a Stager). A block leaves by one 2-D copy where it fits a
+  /// half, else by column segments. Only these blocks cross the bus (grid3d:45: 3.3 GB, where
+  /// the whole fronts are 13.4). Until the bounce buffers are there (they are allocated on
+  /// another thread, and only for large problems), a front is copied whole and cut into
+  /// blocks on the host. On the CPU the same halves are a small host buffer, emptied on this
+  /// thread, so that the tests run the same path.
+  void copy_reflectors(const std::vector<I>& fs) {
+    begin_copy(fs);
+    end_copy();
+  }
+
+  /// Front f's blocks [b0, b1) (with its tau when `tau`), or the whole front when `whole`.
+  struct CopyItem {
+    I f;
+    I b0, b1;
+    bool tau, whole;
+  };
+  /// The copier threads' shared state: the items, the next one to take, the first failure.
   struct CopyJob {
-    std::vector<I> fs;
+    std::vector<CopyItem> items;
     std::atomic<std::size_t> next{0};
     std::atomic<bool> failed{false};
     std::exception_ptr failure;
     std::vector<std::thread> pool;
-    ~CopyJob() {  // error paths: the threads stop after their current front
+    ~CopyJob() {  // error paths: the threads stop after their current item
       failed = true;
       for (std::thread& th : pool)
         if (th.joinable()) th.join();
     }
   };
 
+  /// A copier's bounce buffer as two halves on[0], on[1] (one when on[1] is null): copies go
+  /// into the half being filled, each with the host place it is due (a run); a full half
+  /// waits while the other, filled before it, is emptied.
+  struct Stager {
+    /// buf: 2 h elements (h when b is null), or null for whole fronts only.
+    Stager(const Context* a, const Context* b, T* buf, I h)
+        : on{a, b}, part{buf, buf != nullptr && b != nullptr ? buf + h : nullptr}, half(h) {}
+    const Context* on[2];
+    T* part[2];
+    I half;
+    I used[2] = {0, 0};
+    std::vector<std::pair<T*, I>> runs[2];
+    int cur = 0;
+  };
+
+  void stage_drain(Stager& s, int p) {
+    if (s.used[p] == 0) return;
+    const auto t0 = std::chrono::steady_clock::now();
+    s.on[p]->synchronize();  // the host reads the half next
+    const auto t1 = std::chrono::steady_clock::now();
+    const T* from = s.part[p];
+    for (const auto& run : s.runs[p]) {
+      std::memcpy(run.first, from, static_cast<std::size_t>(run.second) * sizeof(T));
+      from += run.second;
+    }
+    if (trace) {
+      using ns = std::chrono::nanoseconds;
+      copy_wait_ns += std::chrono::duration_cast<ns>(t1 - t0).count();
+      copy_memcpy_ns +=
+          std::chrono::duration_cast<ns>(std::chrono::steady_clock::now() - t1).count();
+      copy_bytes += static_cast<std::int64_t>(s.used[p]) * static_cast<std::int64_t>(sizeof(T));
+    }
+    s.runs[p].clear();
+    s.used[p] = 0;
+  }
+  /// Room for n (<= s.half) elements in the half being filled.
+  void stage_room(Stager& s, I n) {
+    if (s.used[s.cur] + n <= s.half) return;
+    if (s.on[1] == nullptr) return stage_drain(s, 0);
+    stage_drain(s, s.cur ^ 1);
+    s.cur ^= 1;
+  }
+  /// n elements due at dst: where in the half being filled to copy them.
+  T* stage_take(Stager& s, T* dst, I n) {
+    std::vector<std::pair<T*, I>>& runs = s.runs[s.cur];
+    if (!runs.empty() && runs.back().first + runs.back().second == dst)
+      runs.back().second += n;
+    else
+      runs.emplace_back(dst, n);
+    T* at = s.part[s.cur] + s.used[s.cur];
+    s.used[s.cur] += n;
+    return at;
+  }
+  void stage_finish(Stager& s) {
+    if (s.on[1] != nullptr) stage_drain(s, s.cur ^ 1);  // the older half first
+    stage_drain(s, s.cur);
+  }
+  /// n contiguous device elements at src to the host at dst, through the halves.
+  void stage_copy(Stager& s, T* dst, const T* src, I n) {
+    for (I at = 0; at < n;) {
+      stage_room(s, 1);
+      const I len = std::min(n - at, s.half - s.used[s.cur]);
+      T* to = stage_take(s, dst + at, len);
+      GPUQR_DISPATCH(*s.on[s.cur], sparse_copy_to_host<T>, to, src + at, len);
+      at += len;
+    }
+  }
+
   void begin_copy(const std::vector<I>& fs) {
     end_copy();  // one copy at a time (the callers wait for each before the next begins)
     if (fs.empty()) return;
-    const std::size_t nc = ctx.is_cuda() ? std::min(copiers_wanted, fs.size()) : 0;
+    const bool cuda = ctx.is_cuda();
     const std::size_t per = double_buffer ? 2 : 1;  // contexts per copier
+    if (cuda && !bounce_on && bounce_ready.valid() &&
+        bounce_ready.wait_for(std::chrono::seconds(0)) == std::future_status::ready) {
+      bounce_ready.get();
+      bounce_on = bounce.size() >= copiers_wanted;
+    }
+    const bool staged = !cuda || bounce_on;
+    const I half = (cuda ? kBounceElems : kHostStagingElems) / static_cast<I>(per);
+    constexpr I nb = SparseQR<T>::kReflectorBlock;
+    std::vector<CopyItem> items;
+    for (const I f : fs) {
+      Front& out = self.fronts_[f];
+      const I r = rows(f), nrefl = tau_elems(f);
+      out.row_source.assign(maps.row_source.begin() + maps.stack_ptr[f],
+                            maps.row_source.begin() + maps.stack_ptr[f + 1]);
+      if (!staged) {
+        items.push_back({f, 0, 0, true, true});
+        continue;
+      }
+      const std::vector<I> stair = staircase(f);
+      Twin::layout_reflectors(out, nrefl, [&](I j) { return std::min(r, stair[j]); });
+      const I blocks = static_cast<I>(out.block_rows.size());
+      I b0 = 0, acc = 0;
+      for (I b = 0; b < blocks; ++b) {
+        const I n = out.block_rows[b] * (std::min(nrefl, (b + 1) * nb) - b * nb);
+        if (acc > 0 && acc + n > half) {
+          items.push_back({f, b0, b, b0 == 0, false});
+          b0 = b;
+          acc = 0;
+        }
+        acc += n;
+      }
+      if (b0 < blocks || nrefl > 0) items.push_back({f, b0, blocks, b0 == 0, false});
+    }
+    if (!cuda) {
+      std::vector<T> buf(kHostStagingElems);
+      Stager s(&ctx, double_buffer ? &ctx : nullptr, buf.data(), half);
+      for (const CopyItem& it : items) copy_item(s, it);
+      stage_finish(s);
+      return;
+    }
+    const std::size_t nc = std::min(copiers_wanted, items.size());
     while (copiers.size() < nc * per) {
       copiers.push_back(Context::cuda(dev));
       copiers.back().set_check_finite(false);
     }
-    if (!bounce_on && bounce_ready.valid() &&
-        bounce_ready.wait_for(std::chrono::seconds(0)) == std::future_status::ready) {
-      bounce_ready.get();
-      bounce_on = bounce.size() >= nc;
-    }
-    if (nc == 0) {
-      std::vector<T> buf(kHostStagingElems);
-      const Context* on[2] = {&ctx, double_buffer ? &ctx : nullptr};
-      for (const I f : fs) copy_front(f, on, buf.data(), kHostStagingElems);
-      return;
-    }
     copy_job = std::make_unique<CopyJob>();
     CopyJob& job = *copy_job;
-    job.fs = fs;
+    job.items = std::move(items);
     for (std::size_t t = 0; t < nc; ++t)
-      job.pool.emplace_back([this, &job, t, per] {
+      job.pool.emplace_back([this, &job, t, per, half, staged] {
         try {
-          const Context* on[2] = {&copiers[t * per], per == 2 ? &copiers[t * per + 1] : nullptr};
-          T* buf = bounce_on ? static_cast<T*>(bounce[t].data()) : nullptr;
-          for (std::size_t i; !job.failed.load() && (i = job.next.fetch_add(1)) < job.fs.size();)
-            copy_front(job.fs[i], on, buf, kBounceElems);
+          T* buf = staged ? static_cast<T*>(bounce[t].data()) : nullptr;
+          Stager s(&copiers[t * per], per == 2 ? &copiers[t * per + 1] : nullptr, buf, half);
+          for (std::size_t i; !job.failed.load() && (i = job.next.fetch_add(1)) < job.items.size();)
+            copy_item(s, job.items[i]);
+          if (staged) stage_finish(s);
         } catch (...) {
           if (!job.failed.exchange(true)) job.failure = std::current_exception();
         }
@@ -965,80 +1071,37 @@ struct SparseQR<T>::Device {
     if (failure) std::rethrow_exception(failure);
   }
 
-  /// Front f's reflectors and tau into self.fronts_[f] through `buf` (cap elements, host; null
-  /// on CUDA before the bounce buffers are there: the front is copied whole) on on[0], and
-  /// on[1] when not null (two halves, see begin_copy).
-  void copy_front(I f, const Context* const on[2], T* buf, I cap) {
+  /// One CopyItem through the stager s (on s.on[0] alone for a whole front).
+  void copy_item(Stager& s, const CopyItem& it) {
+    const I f = it.f;
     Front& out = self.fronts_[f];
     const I r = rows(f), nrefl = tau_elems(f);
-    out.row_source.assign(maps.row_source.begin() + maps.stack_ptr[f],
-                          maps.row_source.begin() + maps.stack_ptr[f + 1]);
-    const std::vector<I> stair = staircase(f);
-    if (buf == nullptr) {  // the whole front, cut into blocks on the host
+    if (it.whole) {  // the whole front, cut into blocks on the host
       Matrix<T> whole(r, ncols(f));
       out.tau.resize(static_cast<std::size_t>(nrefl));
-      GPUQR_DISPATCH(*on[0], sparse_copy_to_host<T>, whole.data(), front_ptr(f), r * ncols(f));
-      GPUQR_DISPATCH(*on[0], sparse_copy_to_host<T>, out.tau.data(), arena.data() + tau_at[f],
+      GPUQR_DISPATCH(*s.on[0], sparse_copy_to_host<T>, whole.data(), front_ptr(f), r * ncols(f));
+      GPUQR_DISPATCH(*s.on[0], sparse_copy_to_host<T>, out.tau.data(), arena.data() + tau_at[f],
                      nrefl);
-      on[0]->synchronize();  // the host reads both next
-      twin.compact_reflectors(f, stair, whole.data(), whole.ld());
+      s.on[0]->synchronize();  // the host reads both next
+      twin.compact_reflectors(f, staircase(f), whole.data(), whole.ld());
       return;
     }
-    Twin::layout_reflectors(out, nrefl, [&](I j) { return std::min(r, stair[j]); });
-    const bool two = on[1] != nullptr;
-    const I half = two ? cap / 2 : cap;
-    T* part[2] = {buf, buf + half};
-    I used[2] = {0, 0};
-    int cur = 0;  // the half being filled; the other one, when used, was filled before it
     const T* front = front_ptr(f);
-    T* dst = out.reflectors.data();
-    auto drain = [&](int p) {
-      if (used[p] == 0) return;
-      const auto t0 = std::chrono::steady_clock::now();
-      on[p]->synchronize();  // the host reads the half next
-      const auto t1 = std::chrono::steady_clock::now();
-      std::memcpy(dst, part[p], static_cast<std::size_t>(used[p]) * sizeof(T));
-      if (trace) {
-        using ns = std::chrono::nanoseconds;
-        copy_wait_ns += std::chrono::duration_cast<ns>(t1 - t0).count();
-        copy_memcpy_ns +=
-            std::chrono::duration_cast<ns>(std::chrono::steady_clock::now() - t1).count();
-        copy_bytes += static_cast<std::int64_t>(used[p]) * static_cast<std::int64_t>(sizeof(T));
-      }
-      dst += used[p];
-      used[p] = 0;
-    };
-    auto full = [&] {  // the half being filled is full: empty the older one and fill that
-      if (!two) return drain(0);
-      drain(cur ^ 1);
-      cur ^= 1;
-    };
     constexpr I nb = SparseQR<T>::kReflectorBlock;
-    for (std::size_t b = 0; b < out.block_rows.size(); ++b) {
-      const I r0 = static_cast<I>(b) * nb, t1 = std::min(nrefl, r0 + nb), h = out.block_rows[b];
-      if (block_copy && h * (t1 - r0) <= half) {  // the block at once: one 2-D copy
-        if (used[cur] + h * (t1 - r0) > half) full();
-        GPUQR_DISPATCH(*on[cur], sparse_copy_block_to_host<T>, part[cur] + used[cur], h,
-                       front + r0 * r + r0, r, h, t1 - r0);
-        used[cur] += h * (t1 - r0);
+    for (I b = it.b0; b < it.b1; ++b) {
+      const I r0 = b * nb, t1 = std::min(nrefl, r0 + nb), h = out.block_rows[b];
+      T* dst = out.reflectors.data() + out.block_at[b];
+      if (block_copy && h * (t1 - r0) <= s.half) {  // the block at once: one 2-D copy
+        stage_room(s, h * (t1 - r0));
+        T* to = stage_take(s, dst, h * (t1 - r0));
+        GPUQR_DISPATCH(*s.on[s.cur], sparse_copy_block_to_host<T>, to, h, front + r0 * r + r0, r,
+                       h, t1 - r0);
         continue;
       }
-      for (I t = r0; t < t1; ++t) {
-        const T* src = front + t * r + r0;  // column t, from the block's first row
-        for (I at = 0; at < h;) {
-          if (used[cur] == half) full();
-          const I len = std::min(h - at, half - used[cur]);
-          GPUQR_DISPATCH(*on[cur], sparse_copy_to_host<T>, part[cur] + used[cur], src + at, len);
-          used[cur] += len;
-          at += len;
-        }
-      }
+      for (I t = r0; t < t1; ++t)  // column t, from the block's first row
+        stage_copy(s, dst + (t - r0) * h, front + t * r + r0, h);
     }
-    if (two) drain(cur ^ 1);
-    drain(cur);
-    GPUQR_DISPATCH(*on[0], sparse_copy_to_host<T>, out.tau.data(), arena.data() + tau_at[f],
-                   nrefl);
-    on[0]->synchronize();  // tau: straight into its (pageable) vector
+    if (it.tau) stage_copy(s, out.tau.data(), arena.data() + tau_at[f], nrefl);
   }
 
   /// body(item, worker) for items [0, n) on the twin's workers (worker 0 is this thread); the
