@@ -382,8 +382,10 @@ TEST_P(SparseArena, GridBothRoutes) {
   else grid_both_routes<float>();
 }
 TEST_P(SparseArena, KeptLargeFrontsCopiedInPieces) {
-  if (is_double()) kept_large_fronts<double>();
-  else kept_large_fronts<float>();
+  if (is_double())
+    kept_large_fronts<double>();
+  else
+    kept_large_fronts<float>();
 }
 TEST_P(SparseArena, StagedSameResult) {
   if (is_double()) staged<double>();

@@ -1094,8 +1094,8 @@ struct SparseQR<T>::Device {
       if (block_copy && h * (t1 - r0) <= s.half) {  // the block at once: one 2-D copy
         stage_room(s, h * (t1 - r0));
         T* to = stage_take(s, dst, h * (t1 - r0));
-        GPUQR_DISPATCH(*s.on[s.cur], sparse_copy_block_to_host<T>, to, h, front + r0 * r + r0, r,
-                       h, t1 - r0);
+        GPUQR_DISPATCH(*s.on[s.cur], sparse_copy_block_to_host<T>, to, h, front + r0 * r + r0, r, h,
+                       t1 - r0);
         continue;
       }
       for (I t = r0; t < t1; ++t)  // column t, from the block's first row
