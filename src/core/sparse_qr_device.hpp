@@ -218,14 +218,19 @@ struct SparseQR<T>::Device {
   std::vector<detail::HostBuffer> bounce;  ///< kept mode: a page-locked chunk per copier
   std::future<void> bounce_ready;          ///< their allocation, on another thread
   bool bounce_on = false;
-  static constexpr I kBounceElems = I(1) << 22;
+  static constexpr I kBounceElems = I(1) << 22;  ///< the largest bounce buffer (32 MiB double)
+  I bounce_elems = kBounceElems;                 ///< this factorization's (run())
   /// The CPU arena's stand-in for a bounce buffer: small, so that the tests cut segments.
   static constexpr I kHostStagingElems = 4096;
   /// Kept mode: threads copying fronts out (GPUQR_SPARSE_COPIERS, a measurement knob: 4, 8
   /// and 12 were within the spread between calls on grid3d:45, session 18).
   std::size_t copiers_wanted =
       static_cast<std::size_t>(std::max<I>(1, detail::env_int("GPUQR_SPARSE_COPIERS", 4)));
-  static constexpr double kBounceFromBytes = 1e9;  ///< all fronts' bytes (kept mode)
+  /// Kept mode on CUDA: bounce buffers from this many MB of fronts (GPUQR_SPARSE_BOUNCE_FROM_MB,
+  /// a measurement knob; 0, the default: always; sessions 7-18 used 1000, copying the fronts
+  /// of smaller problems whole).
+  double bounce_from_bytes =
+      1e6 * static_cast<double>(detail::env_int("GPUQR_SPARSE_BOUNCE_FROM_MB", 0));
   /// Kept mode: each copier's bounce buffer in two halves on two streams, so that a half
   /// crosses the bus while the host empties the other (GPUQR_SPARSE_DOUBLE_BUFFER=0: one
   /// buffer, copied then emptied; a measurement knob).
@@ -370,17 +375,24 @@ struct SparseQR<T>::Device {
           static_cast<double>(arena_elems) * sizeof(T) / 1e9, 1e3 * t_upload,
           1e3 * (std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count() -
                  t_upload));
-    // Bounce buffers pay where the fronts are large: their allocation (on another thread, then
-    // by one cudaMallocHost that held the driver's lock) cost small problems 60-90 ms, more
-    // than their whole copy (session 7; they are pinned by pieces now, pinned_pool.hpp).
+    // Bounce buffers, allocated on another thread (until they are there fronts are copied
+    // whole). Their allocation by one cudaMallocHost that held the driver's lock cost small
+    // problems 60-90 ms (session 7), so they were only made from 1 GB of fronts; they are
+    // pinned by pieces and cached now (pinned_pool.hpp), and sized to the problem: about an
+    // eighth of the fronts' elements per copier, from 2^17 elements to kBounceElems.
     double front_bytes = 0;
     for (I f = 0; f < static_cast<I>(an().fronts.size()); ++f)
       front_bytes += static_cast<double>(front_elems(f)) * static_cast<double>(sizeof(T));
-    if (self.keep_householder_ && ctx.is_cuda() && front_bytes >= kBounceFromBytes) {
+    if (self.keep_householder_ && ctx.is_cuda() && front_bytes > 0 &&
+        front_bytes >= bounce_from_bytes) {
+      const double want = front_bytes / sizeof(T) / (8.0 * static_cast<double>(copiers_wanted));
+      bounce_elems = I(1) << 17;
+      while (bounce_elems < kBounceElems && static_cast<double>(bounce_elems) < want)
+        bounce_elems *= 2;
       const Context on = ctx;
       bounce_ready = std::async(std::launch::async, [this, on] {
         for (std::size_t t = 0; t < copiers_wanted; ++t)
-          bounce.emplace_back(on, static_cast<std::size_t>(kBounceElems) * sizeof(T));
+          bounce.emplace_back(on, static_cast<std::size_t>(bounce_elems) * sizeof(T));
       });
     }
     stats.stages = static_cast<I>(plan.stages.size());
@@ -1005,7 +1017,7 @@ struct SparseQR<T>::Device {
       bounce_on = bounce.size() >= copiers_wanted;
     }
     const bool staged = !cuda || bounce_on;
-    const I half = (cuda ? kBounceElems : kHostStagingElems) / static_cast<I>(per);
+    const I half = (cuda ? bounce_elems : kHostStagingElems) / static_cast<I>(per);
     constexpr I nb = SparseQR<T>::kReflectorBlock;
     std::vector<CopyItem> items;
     for (const I f : fs) {
