@@ -556,6 +556,7 @@ int run(const Options& o) {
       options.threads = 0;
       if (gpu) {
         options.context = *gpu;
+        options.placement = SparsePlacement::device;  // the GPU side measures the GPU
         r.gpu = guarded(what + "gpu", [&] { return run_ours(p.a, b, mode, options, plan); });
       }
       if (o.run_cpu) {

@@ -26,6 +26,9 @@ namespace {
 
 using namespace gpuqr::testing::sparse;
 using gpuqr::testing::BackendTest;
+using gpuqr::InvalidArgument;
+using gpuqr::SparseAnalysis;
+using gpuqr::SparsePlacement;
 
 /// Forces the arena driver onto the CPU for one scope (a CPU context otherwise takes the twin).
 class ArenaOnCpu {
@@ -119,6 +122,7 @@ class SparseArena : public BackendTest {
   /// Options that put the numeric factorization on this test's backend's arena.
   SparseQROptions arena_options(SparseQROptions opt) {
     opt.context = ctx();
+    opt.placement = SparsePlacement::device;  // small test problems too
     return opt;
   }
   bool on_cpu() { return !ctx().is_cuda(); }
@@ -372,6 +376,77 @@ class SparseArena : public BackendTest {
     EXPECT_EQ(dev_off.factor_stats().ran_on, to_string(ctx().backend()));
   }
 };
+
+/// SparsePlacement: the rule on its own (no device needed), then on this test's backend.
+TEST(SparsePlacementRule, BarsAndForcedSides) {
+  const CscMatrix<double> small = grid_gradient<double>(10);
+  const SparseAnalysis an = gpuqr::analyze_sparse_qr(small, any_ordering().analysis);
+  ASSERT_GT(an.flops, 0.0);
+  ASSERT_GT(an.intensity, 0.0);
+  SparseQROptions opt;
+  // The defaults send a 10 x 10 grid (some 1e5 flops) to the CPU, naming the flops bar.
+  ASSERT_LT(an.flops, opt.gpu_min_flops);
+  EXPECT_NE(gpuqr::detail::sparse_cpu_placement_reason(an, opt, true).find("gpu_min_flops"),
+            std::string::npos);
+  EXPECT_EQ(gpuqr::detail::sparse_cpu_placement_reason(an, opt, false), "");  // a CPU context
+  // Bars at the problem's own flops and intensity: the device (each bar is "at least").
+  opt.gpu_min_flops = an.flops;
+  opt.gpu_min_intensity = an.intensity;
+  EXPECT_EQ(gpuqr::detail::sparse_cpu_placement_reason(an, opt, true), "");
+  // Just above its intensity: the CPU, naming that bar.
+  opt.gpu_min_intensity = an.intensity * 1.01;
+  EXPECT_NE(gpuqr::detail::sparse_cpu_placement_reason(an, opt, true).find("gpu_min_intensity"),
+            std::string::npos);
+  // Forced sides ignore the bars.
+  opt.placement = SparsePlacement::device;
+  EXPECT_EQ(gpuqr::detail::sparse_cpu_placement_reason(an, opt, true), "");
+  opt = SparseQROptions();
+  opt.gpu_min_flops = 0;
+  opt.gpu_min_intensity = 0;
+  opt.placement = SparsePlacement::cpu;
+  EXPECT_NE(gpuqr::detail::sparse_cpu_placement_reason(an, opt, true).find("SparsePlacement::cpu"),
+            std::string::npos);
+  // Negative bars are refused.
+  SparseQROptions bad = any_ordering();
+  bad.gpu_min_flops = -1;
+  EXPECT_THROW(SparseQR<double>(small, bad), InvalidArgument);
+  bad = any_ordering();
+  bad.gpu_min_intensity = -0.5;
+  EXPECT_THROW(SparseQR<double>(small, bad), InvalidArgument);
+}
+
+/// On a CUDA context a small problem goes to the CPU by default (and says why), to the device
+/// when forced or when the bars are lowered, with the same R; on a CPU context placement
+/// changes nothing.
+TEST_P(SparseArena, AutomaticPlacement) {
+  const CscMatrix<double> a = grid_gradient<double>(12);
+  SparseQROptions opt = any_ordering();
+  opt.context = ctx();
+  const SparseQR<double> automatic(a, opt);
+  const bool cuda = ctx().is_cuda();
+  EXPECT_EQ(automatic.factor_stats().ran_on, "cpu");
+  if (cuda)
+    EXPECT_NE(automatic.factor_stats().fallback.find("automatic placement"), std::string::npos)
+        << automatic.factor_stats().fallback;
+  else
+    EXPECT_EQ(automatic.factor_stats().fallback, "");
+  opt.gpu_min_flops = 0;
+  opt.gpu_min_intensity = 0;
+  const SparseQR<double> lowered(a, opt);
+  EXPECT_EQ(lowered.factor_stats().ran_on, cuda ? "cuda" : "cpu");
+  EXPECT_EQ(lowered.factor_stats().fallback, "");
+  opt = any_ordering();
+  opt.context = ctx();
+  opt.placement = SparsePlacement::cpu;
+  const SparseQR<double> forced_cpu(a, opt);
+  EXPECT_EQ(forced_cpu.factor_stats().ran_on, "cpu");
+  EXPECT_EQ(forced_cpu.factor_stats().fallback.empty(), !cuda);
+  for (const SparseQR<double>* q : {&lowered, &forced_cpu}) {
+    EXPECT_EQ(q->rank(), automatic.rank());
+    EXPECT_LT(r_difference(automatic, *q), 1e3 * gpuqr::accuracy::eps<double>());
+    EXPECT_LT(rtr_ratio(a, *q), 30.0);
+  }
+}
 
 TEST_P(SparseArena, CorpusAgreesWithTwin) {
   if (is_double()) corpus<double>();

@@ -279,6 +279,9 @@ SparseQR<T> sparse_factor(const CscMatrix<T>& a, Problem& p, const Context& ctx 
   SparseQROptions options;
   options.analysis.ordering = p.ordering;
   options.context = ctx;
+  // The tool's --backend says where to run (auto: the GPU when there is one), so small
+  // problems stay on the device too; SparseQR's own default would place them on the CPU.
+  options.placement = SparsePlacement::device;
   try {
     return SparseQR<T>(a, options);
   } catch (const NotCompiled&) {

@@ -83,6 +83,17 @@ struct UninitAllocator {
 
 }  // namespace detail
 
+/// Where SparseQR's numeric factorization runs when SparseQROptions::context is a CUDA
+/// context (a CPU context always runs it on the CPU).
+enum class SparsePlacement {
+  /// By the analysis (the default): on the device when the problem's flops and arithmetic
+  /// intensity reach SparseQROptions::gpu_min_flops and gpu_min_intensity, else on the CPU,
+  /// where small problems are faster (factor_stats().fallback then says why).
+  automatic,
+  device,  ///< on the device, whatever the problem's size
+  cpu,     ///< on the CPU (the context's device is not used)
+};
+
 /// Options of SparseQR.
 struct SparseQROptions {
   /// Options of the symbolic analysis (ordering, amalgamation).
@@ -120,7 +131,29 @@ struct SparseQROptions {
   /// found on the device makes the factorization run again on the CPU (factor_stats().fallback
   /// says so): the result is always the CPU's definition.
   Context context = Context::cpu();
+  /// On a CUDA context: the device, the CPU, or (the default) whichever the analysis says is
+  /// faster; see SparsePlacement.
+  SparsePlacement placement = SparsePlacement::automatic;
+  /// SparsePlacement::automatic's bars: the device takes problems of at least gpu_min_flops
+  /// (SparseAnalysis::flops) and gpu_min_intensity (SparseAnalysis::intensity, flops per
+  /// byte moved when every front is read and written once). Measured on an H100 against the
+  /// CPU factorization on the host's 16 cores (docs/PERF.md, session 19): kept Householder
+  /// vectors, grid2d:80 (1.65e8 flops, intensity 3.9) took 0.075 s on the device and 0.057
+  /// on the CPU, grid3d:12 (3.0e8, 8.2) 0.045 and 0.049, grid2d:160 (1.6e9, 6.4) 0.158 and
+  /// 0.257; every larger problem measured ran faster on the device. InvalidArgument when
+  /// negative.
+  double gpu_min_flops = 5e8;
+  double gpu_min_intensity = 5;
 };
+
+namespace detail {
+/// Why SparseQR with `options` runs its numeric factorization on the CPU although its
+/// context is a CUDA one (`cuda`; options.context.is_cuda() in SparseQR): "" when it runs on
+/// the device, and always "" when `cuda` is false; else SparsePlacement::cpu, or automatic
+/// placement below its bars (the message names the bar).
+std::string sparse_cpu_placement_reason(const SparseAnalysis& analysis,
+                                        const SparseQROptions& options, bool cuda);
+}  // namespace detail
 
 /// How the factorization ran through the sparse scheduler (SparseQR::factor_stats()).
 struct SparseFactorStats {

@@ -60,6 +60,10 @@ void SparseQR<T>::factor(const CscMatrix<T>& a, const MatrixView<const T>* b,
   using I = std::int64_t;
   a.validate();
   if (b != nullptr) check_rhs(*b, a.rows, "SparseQR");
+  GPUQR_CHECK_ARG(options.gpu_min_flops >= 0 && options.gpu_min_intensity >= 0,
+                  "SparseQR: gpu_min_flops and gpu_min_intensity must be >= 0, got " +
+                      std::to_string(options.gpu_min_flops) + " and " +
+                      std::to_string(options.gpu_min_intensity));
   GPUQR_CHECK_ARG(options.memory_cap_bytes >= 0,
                   "SparseQR: memory_cap_bytes must be >= 0 (0: no cap), got " +
                       std::to_string(options.memory_cap_bytes));
@@ -99,7 +103,9 @@ void SparseQR<T>::factor(const CscMatrix<T>& a, const MatrixView<const T>* b,
                           ? options.threads
                           : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   const detail::RowsOfAQ<T> aq = detail::rows_of_aq(a, analysis_.column_permutation);
-  const bool on_arena = options.context.is_cuda() || detail::sparse_arena_on_cpu().load();
+  const std::string placed_on_cpu = detail::sparse_cpu_placement_reason(analysis_, options, options.context.is_cuda());
+  const bool on_arena = (options.context.is_cuda() && placed_on_cpu.empty()) ||
+                        detail::sparse_arena_on_cpu().load();
   const double maps_seconds = seconds_since(t_plan);
 
   // One numeric factorization, on the stage arena (`arena`) or by the CPU twin; false when
@@ -154,6 +160,7 @@ void SparseQR<T>::factor(const CscMatrix<T>& a, const MatrixView<const T>* b,
   if (on_arena && numeric(true, small)) return;
   const bool fell_back = on_arena;
   numeric(false, small);
+  if (!fell_back && !placed_on_cpu.empty()) stats_.fallback = placed_on_cpu;
   if (fell_back) {
     stats_.fallback = "rank detection: " + std::to_string(small) +
                       " pivot(s) with |R(k,k)| <= tolerance on the " +
@@ -245,5 +252,35 @@ double SparseQR<T>::rcond_estimate() const {
 
 template class SparseQR<float>;
 template class SparseQR<double>;
+
+namespace detail {
+
+std::string sparse_cpu_placement_reason(const SparseAnalysis& analysis,
+                                        const SparseQROptions& options, bool cuda) {
+  if (!cuda) return "";
+  switch (options.placement) {
+    case SparsePlacement::device:
+      return "";
+    case SparsePlacement::cpu:
+      return "placement: SparsePlacement::cpu on a CUDA context";
+    case SparsePlacement::automatic:
+      break;
+  }
+  auto num = [](double v) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.3g", v);
+    return std::string(buf);
+  };
+  if (analysis.flops < options.gpu_min_flops)
+    return "automatic placement: " + num(analysis.flops) + " flops, below gpu_min_flops (" +
+           num(options.gpu_min_flops) + "): the CPU is faster on problems this small";
+  if (analysis.intensity < options.gpu_min_intensity)
+    return "automatic placement: " + num(analysis.intensity) +
+           " flops per byte moved, below gpu_min_intensity (" + num(options.gpu_min_intensity) +
+           "): the CPU is faster on fronts this thin";
+  return "";
+}
+
+}  // namespace detail
 
 }  // namespace gpuqr
