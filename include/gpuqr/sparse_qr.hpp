@@ -46,9 +46,10 @@
 namespace gpuqr {
 namespace detail {
 
-/// Memory for UninitAllocator: large blocks (64 MiB and more) 2 MiB-aligned and, on Linux,
-/// advised to use transparent huge pages, so that their first touch faults once per 2 MiB
-/// instead of once per 4 KiB page; smaller ones from operator new. Throws std::bad_alloc.
+/// Memory for UninitAllocator: large blocks (4 MiB and more; GPUQR_HUGE_FROM_MB) 2 MiB-aligned
+/// and, on Linux, advised to use transparent huge pages, so that their first touch faults once
+/// per 2 MiB instead of once per 4 KiB page; smaller ones from operator new. Throws
+/// std::bad_alloc.
 void* uninit_allocate(std::size_t bytes);
 void uninit_deallocate(void* p, std::size_t bytes) noexcept;
 

@@ -74,7 +74,8 @@ std::size_t huge_block() {
   static const std::size_t bytes = [] {
     const char* v = std::getenv("GPUQR_HUGE_FROM_MB");
     const long mb = v != nullptr ? std::strtol(v, nullptr, 10) : 4;
-    return std::size_t(mb > 0 ? mb : 4) << 20;
+    // From one huge page (smaller blocks would reserve a whole one) to 1 TiB (no overflow).
+    return std::size_t(mb < 2 ? 2 : mb > (1L << 20) ? (1L << 20) : mb) << 20;
   }();
   return bytes;
 }

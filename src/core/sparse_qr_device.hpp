@@ -1013,8 +1013,12 @@ struct SparseQR<T>::Device {
     const std::size_t per = double_buffer ? 2 : 1;  // contexts per copier
     if (cuda && !bounce_on && bounce_ready.valid() &&
         bounce_ready.wait_for(std::chrono::seconds(0)) == std::future_status::ready) {
-      bounce_ready.get();
-      bounce_on = bounce.size() >= copiers_wanted;
+      try {
+        bounce_ready.get();
+        bounce_on = bounce.size() >= copiers_wanted;
+      } catch (const std::exception&) {  // no page-locked memory for them: whole fronts then
+        bounce_on = false;
+      }
     }
     const bool staged = !cuda || bounce_on;
     const I half = (cuda ? bounce_elems : kHostStagingElems) / static_cast<I>(per);

@@ -104,8 +104,8 @@ void SparseQR<T>::factor(const CscMatrix<T>& a, const MatrixView<const T>* b,
                           : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   const detail::RowsOfAQ<T> aq = detail::rows_of_aq(a, analysis_.column_permutation);
   const std::string placed_on_cpu = detail::sparse_cpu_placement_reason(analysis_, options, options.context.is_cuda());
-  const bool on_arena = (options.context.is_cuda() && placed_on_cpu.empty()) ||
-                        detail::sparse_arena_on_cpu().load();
+  const bool on_arena =
+      options.context.is_cuda() ? placed_on_cpu.empty() : detail::sparse_arena_on_cpu().load();
   const double maps_seconds = seconds_since(t_plan);
 
   // One numeric factorization, on the stage arena (`arena`) or by the CPU twin; false when
