@@ -48,6 +48,10 @@ struct Options {
   int repeat = 3;
   std::string json;
   bool baseline = true;  // --baseline none: ours only (for profilers)
+  /// --variants: each form and method is run once per item, an environment setting
+  /// NAME=VALUE applied for that run (knobs read at every call; A/B in one run), or
+  /// "default" (nothing set).
+  std::vector<std::string> variants = {"default"};
 };
 
 std::vector<std::string> split(const std::string& text) {
@@ -62,7 +66,7 @@ int usage(const char* why) {
   std::fprintf(stderr,
                "gpuqr_tsqr_bench: %s\nusage: gpuqr_tsqr_bench [--m LIST] [--n LIST] "
                "[--methods LIST] [--forms r,rb,explicit,geqrf] [--precision d,s] [--repeat N] "
-               "[--json FILE] [--baseline cusolver|none]\n",
+               "[--json FILE] [--baseline cusolver|none] [--variants default,NAME=VALUE,...]\n",
                why);
   return 2;
 }
@@ -88,6 +92,10 @@ bool parse(int argc, char** argv, Options& o) {
       o.repeat = std::max(1, std::stoi(v));
     } else if (arg == "--json") {
       o.json = v;
+    } else if (arg == "--variants") {
+      o.variants = split(v);
+      for (const auto& item : o.variants)
+        if (item != "default" && item.find('=') == std::string::npos) return false;
     } else if (arg == "--baseline") {
       if (v != "cusolver" && v != "none") return false;
       o.baseline = v == "cusolver";
@@ -293,6 +301,25 @@ void run_shape(const Options& o, std::int64_t m, std::int64_t n, double bandwidt
   const gpuqr::VectorView<T> tv(tau, n, gpuqr::MemorySpace::device, 0);
   for (const std::string& form : o.forms) {
     for (const std::string& name : o.methods) {
+     for (const std::string& variant : o.variants) {
+      // The variant's setting for this run only (restored below).
+      std::string knob, old_value;
+      bool had_old = false;
+      if (variant != "default") {
+        knob = variant.substr(0, variant.find('='));
+        const char* prev = std::getenv(knob.c_str());
+        had_old = prev != nullptr;
+        if (had_old) old_value = prev;
+        setenv(knob.c_str(), variant.substr(variant.find('=') + 1).c_str(), 1);
+      }
+      auto restore_knob = [&] {
+        if (knob.empty()) return;
+        if (had_old) {
+          setenv(knob.c_str(), old_value.c_str(), 1);
+        } else {
+          unsetenv(knob.c_str());
+        }
+      };
       gpuqr::TsqrOptions opts;
       opts.method = gpuqr::parse_tsqr_method(name);
       gpuqr::TsqrInfo used;
@@ -321,16 +348,23 @@ void run_shape(const Options& o, std::int64_t m, std::int64_t n, double bandwidt
         std::printf("%c %9lld %5lld %-8s %-21s error: %s\n", prec, (long long)m, (long long)n,
                     form.c_str(), name.c_str(), e.what());
         ++failures;
+        restore_knob();
         continue;
       }
+      restore_knob();
       const double base = form == "explicit" ? base_full : base_geqrf;
       const bool bad_orth = orth >= 0 && !(orth <= 100.0 * std::max(base_orth, 1e-300) + 1e-3);
       if (bad_orth) ++failures;
-      std::printf("%c %9lld %5lld %-8s %-21s %10.3f %10.3f %8.2f %8.2f  %-21s %s%s\n", prec,
+      // The method used, with the outer panels CholeskyQR factored (the blocked Householder
+      // QR's route on wide tall shapes) as "+cpN".
+      std::string used_name = gpuqr::to_string(used.method);
+      if (used.cholesky_panels > 0) used_name += "+cp" + std::to_string(used.cholesky_panels);
+      std::printf("%c %9lld %5lld %-8s %-21s %10.3f %10.3f %8.2f %8.2f  %-21s %s%s%s\n", prec,
                   (long long)m, (long long)n, form.c_str(), name.c_str(), ours, base,
-                  base / ours, ours / floor_ms, gpuqr::to_string(used.method),
+                  base / ours, ours / floor_ms, used_name.c_str(),
                   orth >= 0 ? (sci(orth) + " (cusolver " + sci(base_orth) + ")").c_str() : "-",
-                  bad_orth ? "  FAIL" : "");
+                  bad_orth ? "  FAIL" : "",
+                  variant == "default" ? "" : ("  [" + variant + "]").c_str());
       std::fflush(stdout);
       if (json != nullptr) {
         *json << "{\"precision\":\"" << prec << "\",\"m\":" << m << ",\"n\":" << n
@@ -340,8 +374,10 @@ void run_shape(const Options& o, std::int64_t m, std::int64_t n, double bandwidt
               << (form == "explicit" ? "geqrf+orgqr" : "geqrf") << "\",\"speedup\":"
               << base / ours << ",\"floor_ms\":" << floor_ms << ",\"floor_ratio\":"
               << ours / floor_ms << ",\"orth\":" << (orth >= 0 ? sci(orth) : "null")
-              << ",\"fallback_reason\":\"" << used.fallback_reason << "\"}\n";
+              << ",\"cholesky_panels\":" << used.cholesky_panels << ",\"variant\":\""
+              << variant << "\",\"fallback_reason\":\"" << used.fallback_reason << "\"}\n";
       }
+     }
     }
   }
   cusolverDnDestroy(solver);
@@ -376,7 +412,8 @@ int main(int argc, char** argv) {
   for (const char* knob :
        {"GPUQR_GRAM_KERNEL", "GPUQR_GRAM_SPLIT", "GPUQR_CHOLQR_SINGLE_PASS", "GPUQR_GRAM_TF32",
         "GPUQR_QPROD", "GPUQR_GRAM_DMMA", "GPUQR_SMALL_CHOLESKY", "GPUQR_CHOLQR_SPECULATE",
-        "GPUQR_CUBLAS_MATH", "CUBLAS_EMULATION_STRATEGY"}) {
+        "GPUQR_CUBLAS_MATH", "CUBLAS_EMULATION_STRATEGY", "GPUQR_CHOLQR_PANELS",
+        "GPUQR_CHOLQR_PANEL_WIDTH", "GPUQR_R_HOUSEHOLDER", "GPUQR_EXPLICIT_HOUSEHOLDER"}) {
     const char* v = std::getenv(knob);
     std::printf("%s=%s\n", knob, v != nullptr ? v : "(unset)");
   }

@@ -14,6 +14,7 @@
 #include "gpuqr/tsqr.hpp"
 #include "src/core/tsqr_drivers.hpp"
 #include "tests/support/backends.hpp"
+#include "tests/support/env_knob.hpp"
 #include "tests/support/generators.hpp"
 #include "tests/support/gram_stress.hpp"
 #include "tests/support/ratios.hpp"
@@ -271,6 +272,120 @@ TEST_P(TsqrMethods, GeqrfFormWorksWithOrgqrAndOrmqr) {
         EXPECT_LT(track("orgqr(tsqr_geqrf) vs explicit Q", std::sqrt(diff) / (n * eps)), 100.0);
       }
     }
+  }));
+}
+
+// geqrf's form by outer panels that CholeskyQR factors (detail::geqrf_cholesky_panels, the
+// blocked Householder QR's route for wide tall matrices on the GPU), called directly on every
+// backend: LAPACK's bounds through orgqr, and R and tau against geqrf's (the same sign
+// convention, so the same factorization up to rounding), on random, graded, ill-conditioned
+// and rank-deficient inputs, panels that do not divide n. A zero column in the second panel
+// makes CholeskyQR reject that panel: it and what follows go to the Householder panels, said
+// in the reason, with the same bounds.
+TEST_P(TsqrMethods, GeqrfByCholeskyPanels) {
+  GPUQR_FOR_PRECISION(([&]<class T>() {
+    struct Case {
+      std::int64_t m, n, nb;
+      MatrixKind kind;
+      bool zero_column;
+    };
+    const Case cases[] = {{1500, 90, 32, MatrixKind::random, false},
+                          {1203, 70, 64, MatrixKind::graded, false},
+                          {999, 64, 16, MatrixKind::ill_conditioned, false},
+                          {1100, 80, 32, MatrixKind::rank_deficient, false},
+                          {1300, 75, 32, MatrixKind::random, true},
+                          {640, 33, 33, MatrixKind::random, false}};
+    std::uint64_t seed = 4400;
+    for (const Case& c : cases) {
+      SCOPED_TRACE(std::to_string(c.m) + "x" + std::to_string(c.n) + " nb " +
+                   std::to_string(c.nb) + " " + to_string(c.kind) +
+                   (c.zero_column ? " zero column" : ""));
+      Matrix<T> a = make_matrix<T>(c.kind, c.m, c.n, seed++, 1e4);
+      const std::int64_t zero_at = c.nb + 3;
+      if (c.zero_column)
+        for (std::int64_t i = 0; i < c.m; ++i) a(i, zero_at) = T(0);
+      Matrix<T> f = to_ctx<T>(ctx(), a.view());
+      Matrix<T> tau(c.n, 1, f.space(), f.device());
+      std::string reason;
+      const std::int64_t panels = detail::geqrf_cholesky_panels<T>(
+          ctx(), f.view(), VectorView<T>(tau.data(), c.n, f.space(), f.device()), c.nb,
+          &reason);
+      const std::int64_t all = (c.n + c.nb - 1) / c.nb;
+      if (c.zero_column) {
+        EXPECT_EQ(panels, 1);
+        EXPECT_NE(reason.find("columns " + std::to_string(c.nb) + ".."), std::string::npos)
+            << reason;
+      } else if (c.kind == MatrixKind::random || c.kind == MatrixKind::graded) {
+        EXPECT_EQ(panels, all) << reason;
+        EXPECT_TRUE(reason.empty()) << reason;
+      }
+      check_geqrf_form<T>(ctx(), a, f, tau, "cholesky panels");
+      if (c.kind == MatrixKind::rank_deficient || c.zero_column) continue;
+      // The same R and tau as geqrf's (well-conditioned columns: entry by entry, scaled by
+      // ||A|| and the conditioning the kind sets).
+      Matrix<T> g = to_ctx<T>(ctx(), a.view());
+      Matrix<T> tau_g(c.n, 1, g.space(), g.device());
+      geqrf<T>(ctx(), g.view(), VectorView<T>(tau_g.data(), c.n, g.space(), g.device()));
+      const Matrix<T> fh = to_host(ctx(), f), gh = to_host(ctx(), g);
+      const Matrix<T> th = to_host(ctx(), tau), tgh = to_host(ctx(), tau_g);
+      const double kappa = c.kind == MatrixKind::ill_conditioned ? 1e4 : 10.0;
+      const double scale = accuracy::norm1<T>(a.view()) * c.m * accuracy::eps<T>() * kappa;
+      double r_diff = 0, tau_diff = 0;
+      for (std::int64_t j = 0; j < c.n; ++j) {
+        tau_diff = std::max(tau_diff, std::abs(double(th(j, 0)) - double(tgh(j, 0))));
+        for (std::int64_t i = 0; i <= j; ++i)
+          r_diff = std::max(r_diff, std::abs(double(fh(i, j)) - double(gh(i, j))));
+      }
+      EXPECT_LT(track("cholesky panels R - geqrf's R", r_diff / scale), kLapackBound);
+      EXPECT_LT(track("cholesky panels tau - geqrf's tau",
+                      tau_diff / (c.m * accuracy::eps<T>() * kappa)),
+                kLapackBound);
+    }
+  }));
+}
+
+// The tall-skinny entry points take that route where cholesky_panels_preferred says so
+// (CUDA, n > 128, m >= 16 n; GPUQR_CHOLQR_PANELS=0/1 overrides): geqrf's form, TallSkinnyQR's
+// Householder branch and the explicit Q by Householder QR report how many panels CholeskyQR
+// factored, and stay within LAPACK's bounds.
+TEST_P(TsqrMethods, CholeskyPanelsChosenForWideTallShapes) {
+  EXPECT_FALSE(detail::cholesky_panels_preferred(ctx(), 4096, 128, 8));  // one panel
+  EXPECT_FALSE(detail::cholesky_panels_preferred(ctx(), 4095, 256, 8));  // m < 16 n
+  EXPECT_EQ(detail::cholesky_panels_preferred(ctx(), 4096, 256, 8), ctx().is_cuda());
+  {
+    const EnvKnob on("GPUQR_CHOLQR_PANELS", "1");
+    EXPECT_TRUE(detail::cholesky_panels_preferred(ctx(), 4096, 256, 4));
+    EXPECT_FALSE(detail::cholesky_panels_preferred(ctx(), 4096, 128, 4));
+  }
+  {
+    const EnvKnob off("GPUQR_CHOLQR_PANELS", "0");
+    EXPECT_FALSE(detail::cholesky_panels_preferred(ctx(), 1 << 20, 1024, 8));
+  }
+  const EnvKnob on("GPUQR_CHOLQR_PANELS", "1");  // the CPU backend too
+  GPUQR_FOR_PRECISION(([&]<class T>() {
+    const std::int64_t m = 4800, n = 300;  // panels of 128, 128, 44
+    const Matrix<T> a = random_matrix<T>(m, n, 4500);
+    Matrix<T> f = to_ctx<T>(ctx(), a.view());
+    Matrix<T> tau(n, 1, f.space(), f.device());
+    TsqrOptions householder;
+    householder.method = TsqrMethod::householder;
+    const TsqrInfo info = tsqr_geqrf<T>(
+        ctx(), f.view(), VectorView<T>(tau.data(), n, f.space(), f.device()), householder);
+    EXPECT_EQ(info.method, TsqrMethod::householder);
+    EXPECT_EQ(info.cholesky_panels, 3) << info.fallback_reason;
+    check_geqrf_form<T>(ctx(), a, f, tau, "tsqr_geqrf by cholesky panels");
+    const MethodRun ex = run_explicit<T>(ctx(), a, householder);
+    EXPECT_EQ(ex.info.cholesky_panels, 3);
+    EXPECT_LT(track("explicit Q by cholesky panels orthogonality", ex.orth /
+                                                                   (m * accuracy::eps<T>())),
+              kLapackBound);
+    const TallSkinnyQR<T> qr(ctx(), to_ctx<T>(ctx(), a.view()).view(), householder);
+    EXPECT_EQ(qr.info().cholesky_panels, 3);
+    const Matrix<T> b = random_matrix<T>(m, 1, 4501);
+    const Matrix<T> x = to_host(ctx(), qr.solve(to_ctx<T>(ctx(), b.view()).view()));
+    EXPECT_LT(track("TallSkinnyQR by cholesky panels least squares",
+                    accuracy::lstsq_optimality_ratio<T>(a.view(), x.view(), b.view())),
+              kLapackBound);
   }));
 }
 

@@ -101,6 +101,12 @@ struct TsqrInfo {
   /// CholeskyQR methods: ||W^T W - I||_F for the input W of the last CholeskyQR step, the
   /// certificate of the result's orthogonality (accepted when <= 0.25); -1 otherwise.
   double orthogonality_certificate = -1;
+  /// geqrf's form by the blocked Householder QR on wide n (TsqrMethod::householder): how many
+  /// of its outer panels were factored by CholeskyQR2 (or shifted CholeskyQR3) with the
+  /// Householder vectors reconstructed, rather than by Householder panels. The first panel
+  /// that CholeskyQR rejects, and every panel after it, take the Householder panels;
+  /// fallback_reason then says why.
+  std::int64_t cholesky_panels = 0;
 };
 
 /// QR of an m x n matrix (m >= n) in geqrf's form: on exit R is on and above the diagonal of

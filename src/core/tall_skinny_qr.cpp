@@ -85,7 +85,7 @@ TallSkinnyQR<T>::TallSkinnyQR(Context ctx, MatrixView<const T> a, const TsqrOpti
     GPUQR_DISPATCH(ctx, copy, a, state->q);
     const VectorView<T> tau(state->tau.data(), n, space, dev);
     if (householder) {
-      detail::run_geqrf<T>(ctx, state->q, tau);
+      detail::run_householder_geqrf<T>(ctx, state->q, tau, state->info);
     } else {
       state->info.panels_shrunk = detail::run_qrf_ah<T>(ctx, state->q, tau, options.block);
     }

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "src/core/blocked_kernels.hpp"
 #include "src/core/cholesky_qr.hpp"
 #include "src/core/cholqr_kernels.hpp"
 #include "src/core/dense_drivers.hpp"
@@ -47,6 +48,18 @@ TsqrMethod parse_tsqr_method(const std::string& text) {
 
 namespace detail {
 
+namespace {
+
+/// GPUQR_<NAME> as 0 or 1, else -1 (unset: the rule decides). Read at every call, so that one
+/// process can measure both sides (A/B measurements, tests).
+int env_switch(const char* name) {
+  const char* text = std::getenv(name);
+  if (text == nullptr || *text == '\0') return -1;
+  return std::string(text) == "0" ? 0 : 1;
+}
+
+}  // namespace
+
 bool tall_enough(std::int64_t m, std::int64_t n) { return m >= 4 * n; }
 
 bool householder_preferred_for_geqrf(std::int64_t n, int elem_bytes) {
@@ -63,6 +76,8 @@ bool householder_preferred_for_r(std::int64_t m, std::int64_t n, int elem_bytes)
   // 2^20 x 1024 88.3 against 88.1, 2^20 x 512 31.7 against 28.6 (the object's m x n
   // allocation and copy weigh there). So from m n >= 2^31 elements. FP64 runs CholeskyQR2's
   // GEMMs on the tensor cores and keeps it everywhere.
+  const int forced = env_switch("GPUQR_R_HOUSEHOLDER");  // measurements
+  if (forced >= 0) return forced == 1;
   return elem_bytes == 4 && n >= 512 && double(m) * double(n) >= 2147483648.0;
 }
 
@@ -166,7 +181,10 @@ TsqrInfo run_explicit(const Context& ctx, MatrixView<const T> a, MatrixView<T> q
   const std::int64_t m = a.rows(), n = a.cols();
   if (n == 0) return info;
   TsqrBuffers<T> buf;
-  if (try_cholesky<T>(ctx, a, q, options, buf, info)) {
+  // GPUQR_EXPLICIT_HOUSEHOLDER=1 (measurements): `automatic` goes straight to Householder QR.
+  const bool skip_cholesky = options.method == TsqrMethod::automatic &&
+                             env_switch("GPUQR_EXPLICIT_HOUSEHOLDER") == 1;
+  if (!skip_cholesky && try_cholesky<T>(ctx, a, q, options, buf, info)) {
     GPUQR_DISPATCH(ctx, copy, MatrixView<const T>(buf.prod), r);
     return info;
   }
@@ -184,7 +202,7 @@ TsqrInfo run_explicit(const Context& ctx, MatrixView<const T> a, MatrixView<T> q
   if (info.method == TsqrMethod::qrf_ah) {
     info.panels_shrunk = run_qrf_ah<T>(ctx, q, buf.tau, options.block);
   } else {
-    run_geqrf<T>(ctx, q, buf.tau);
+    run_householder_geqrf<T>(ctx, q, buf.tau, info);
   }
   GPUQR_DISPATCH(ctx, copy_upper, MatrixView<const T>(q.block(0, 0, n, n)), r);
   run_orgqr<T>(ctx, n, q, VectorView<const T>(buf.tau));
@@ -224,6 +242,99 @@ bool run_borrowed(const Context& ctx, MatrixView<const T> a, MatrixView<T> r, Ma
   GPUQR_DISPATCH(ctx, copy, MatrixView<const T>(buf.prod), r);
   GPUQR_DISPATCH(ctx, copy, MatrixView<const T>(buf.rinv_all), rinv);
   return true;
+}
+
+std::int64_t cholesky_panel_width(int elem_bytes) {
+  (void)elem_bytes;
+  const char* text = std::getenv("GPUQR_CHOLQR_PANEL_WIDTH");
+  if (text != nullptr && *text != '\0') {
+    const long long v = std::strtoll(text, nullptr, 10);
+    if (v >= 1) return v;
+  }
+  // 128: the widest n that the one-pass Gram kernels (DMMA / 3xTF32) and the one-block
+  // Cholesky (cholesky_small.cu) handle.
+  return 128;
+}
+
+bool cholesky_panels_preferred(const Context& ctx, std::int64_t m, std::int64_t n,
+                               int elem_bytes) {
+  const int forced = env_switch("GPUQR_CHOLQR_PANELS");
+  const std::int64_t nb = cholesky_panel_width(elem_bytes);
+  const bool shape_ok = n > nb && m >= 16 * n;
+  if (forced >= 0) return forced == 1 && shape_ok;
+  return ctx.is_cuda() && shape_ok;
+}
+
+template <class T>
+std::int64_t geqrf_cholesky_panels(const Context& ctx, MatrixView<T> a, VectorView<T> tau,
+                                   std::int64_t nb, std::string* fallback_reason) {
+  const std::int64_t m = a.rows(), n = a.cols(), k = std::min(m, n);
+  if (k == 0) return 0;
+  nb = std::max<std::int64_t>(1, std::min(nb, k));
+  // The trailing update's W (nb x n) and the panel's top block (nb x nb), carved once.
+  const std::int64_t w_elems = (nb * std::max<std::int64_t>(n, 1) + 31) / 32 * 32;
+  const std::int64_t total = w_elems + nb * nb;
+  const MemorySpace space = space_of(ctx);
+  const int dev = ctx.device();
+  T* base = nullptr;
+  std::vector<T> host;
+  if (ctx.is_cuda()) {
+    base = static_cast<T*>(cuda_workspace(ctx.impl(), static_cast<std::size_t>(total) * sizeof(T),
+                                          ContextImpl::kDriverWorkspace));
+  } else {
+    host.resize(static_cast<std::size_t>(total));
+    base = host.data();
+  }
+  std::int64_t done = 0;
+  for (std::int64_t j = 0; j < k; j += nb) {
+    const std::int64_t jb = std::min(nb, k - j), h = m - j;
+    MatrixView<T> panel = a.block(j, j, h, jb);
+    VectorView<T> tau_p(tau.data() + j, jb, tau.space(), tau.device());
+    TsqrBuffers<T> buf;
+    TsqrInfo tried;
+    if (!try_cholesky<T>(ctx, MatrixView<const T>(panel), MatrixView<T>(), TsqrOptions{}, buf,
+                         tried)) {
+      // Nothing of the panel was written: it and everything after it by Householder panels.
+      if (fallback_reason != nullptr) {
+        *fallback_reason = "columns " + std::to_string(j) + ".." + std::to_string(n - 1) +
+                           " by Householder panels: " +
+                           (tried.fallback_reason.empty() ? std::string("CholeskyQR not tried")
+                                                          : tried.fallback_reason);
+      }
+      VectorView<T> tau_rest(tau.data() + j, k - j, tau.space(), tau.device());
+      run_geqrf<T>(ctx, a.block(j, j, h, n - j), tau_rest);
+      return done;
+    }
+    // V into the panel (its top block: L below the diagonal, U on and above it), T and the
+    // signs D; R_geqrf = D R.
+    GPUQR_DISPATCH(ctx, orhr_col_of_product, buf.q_left, buf.q_right, panel, buf.t, buf.d,
+                   buf.work);
+    if (j + jb < n) {
+      // The panel's top block made the explicit unit lower triangle (R is written after the
+      // update, by finish_geqrf), so that the block reflector applies from the panel itself.
+      MatrixView<T> top(base + w_elems, jb, jb, jb, space, dev);
+      GPUQR_DISPATCH(ctx, form_v, MatrixView<const T>(panel.block(0, 0, jb, jb)), top);
+      GPUQR_DISPATCH(ctx, copy, MatrixView<const T>(top), panel.block(0, 0, jb, jb));
+      MatrixView<T> w(base, jb, n - j - jb, jb, space, dev);
+      GPUQR_DISPATCH(ctx, larfb, Side::left, Op::trans, MatrixView<const T>(panel),
+                     MatrixView<const T>(buf.t), a.block(j, j + jb, h, n - j - jb), w);
+    }
+    GPUQR_DISPATCH(ctx, finish_geqrf, MatrixView<const T>(buf.prod), VectorView<const T>(buf.d),
+                   MatrixView<const T>(buf.t), panel, tau_p);
+    ++done;
+  }
+  return done;
+}
+
+template <class T>
+void run_householder_geqrf(const Context& ctx, MatrixView<T> a, VectorView<T> tau,
+                           TsqrInfo& info) {
+  if (cholesky_panels_preferred(ctx, a.rows(), a.cols(), static_cast<int>(sizeof(T)))) {
+    info.cholesky_panels = geqrf_cholesky_panels<T>(
+        ctx, a, tau, cholesky_panel_width(static_cast<int>(sizeof(T))), &info.fallback_reason);
+  } else {
+    run_geqrf<T>(ctx, a, tau);
+  }
 }
 
 }  // namespace detail
@@ -285,7 +396,7 @@ TsqrInfo tsqr_geqrf(const Context& ctx, MatrixView<T> a, VectorView<T> tau,
     return info;
   }
   info.method = TsqrMethod::householder;
-  detail::run_geqrf<T>(ctx, a, tau);
+  detail::run_householder_geqrf<T>(ctx, a, tau, info);
   return info;
 }
 
@@ -341,7 +452,12 @@ void run_geqrf_tall(const Context& ctx, MatrixView<T> a, VectorView<T> tau) {
   template bool detail::run_borrowed<T>(const Context&, MatrixView<const T>, MatrixView<T>,   \
                                         MatrixView<T>, const TsqrOptions&, TsqrInfo&);       \
   template void detail::tsqr_tree_explicit<T>(const Context&, MatrixView<const T>,           \
-                                              MatrixView<T>, MatrixView<T>, std::int64_t);
+                                              MatrixView<T>, MatrixView<T>, std::int64_t);   \
+  template std::int64_t detail::geqrf_cholesky_panels<T>(const Context&, MatrixView<T>,       \
+                                                         VectorView<T>, std::int64_t,         \
+                                                         std::string*);                      \
+  template void detail::run_householder_geqrf<T>(const Context&, MatrixView<T>, VectorView<T>, \
+                                                 TsqrInfo&);
 
 GPUQR_INSTANTIATE_TSQR_API(float)
 GPUQR_INSTANTIATE_TSQR_API(double)

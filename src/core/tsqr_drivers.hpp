@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 #include "gpuqr/tsqr.hpp"
 
@@ -36,6 +37,32 @@ bool householder_preferred_for_geqrf(std::int64_t n, int elem_bytes);
 /// copy of A) rather than by CholeskyQR2: FP32 with n >= 512 and m n >= 2^31, where
 /// CholeskyQR2's block GEMMs run on the FP32 pipes and Householder's fewer flops win.
 bool householder_preferred_for_r(std::int64_t m, std::int64_t n, int elem_bytes);
+
+/// Whether the blocked Householder QR of an m x n matrix factors its outer panels by
+/// CholeskyQR (geqrf_cholesky_panels): CUDA, n wider than one panel, m >= 16 n.
+/// GPUQR_CHOLQR_PANELS=0/1 overrides the backend part (measurements, tests).
+bool cholesky_panels_preferred(const Context& ctx, std::int64_t m, std::int64_t n,
+                               int elem_bytes);
+/// Its panel width (128; GPUQR_CHOLQR_PANEL_WIDTH for measurements).
+std::int64_t cholesky_panel_width(int elem_bytes);
+
+/// geqrf's form of an m x n matrix (m >= n) by outer panels of width `nb`, each factored by
+/// CholeskyQR2 (shifted CholeskyQR3 where the condition estimate asks for it) with its
+/// Householder vectors reconstructed (orhr_col, the signs folded into R), then applied to the
+/// trailing columns as one block reflector (V from the panel itself, T from orhr_col). A panel
+/// that CholeskyQR rejects, and every column after it, go to the blocked Householder QR
+/// (run_geqrf); `fallback_reason` (may be null) then says why. Output exactly as geqrf's.
+/// Returns how many panels CholeskyQR factored.
+template <class T>
+std::int64_t geqrf_cholesky_panels(const Context& ctx, MatrixView<T> a, VectorView<T> tau,
+                                   std::int64_t nb, std::string* fallback_reason);
+
+/// geqrf's form for the tall-skinny entry points' Householder method: geqrf_cholesky_panels
+/// where cholesky_panels_preferred says so (info.cholesky_panels, info.fallback_reason),
+/// else run_geqrf.
+template <class T>
+void run_householder_geqrf(const Context& ctx, MatrixView<T> a, VectorView<T> tau,
+                           TsqrInfo& info);
 
 /// TSQR of `a` (m x n, m >= n >= 1) into an explicit Q (`q`, m x n, may be `a`) and R (`r`,
 /// n x n); `leaf_rows` as TsqrTree's (0: chosen). Synchronizes before returning.
