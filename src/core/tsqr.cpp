@@ -76,9 +76,15 @@ bool householder_preferred_for_r(std::int64_t m, std::int64_t n, int elem_bytes)
   // 2^20 x 1024 88.3 against 88.1, 2^20 x 512 31.7 against 28.6 (the object's m x n
   // allocation and copy weigh there). So from m n >= 2^31 elements. FP64 runs CholeskyQR2's
   // GEMMs on the tensor cores and keeps it everywhere.
+  //
+  // Session 20 (H100, run 1): with the outer panels by CholeskyQR (geqrf_cholesky_panels) the
+  // Householder route is faster in FP32 from 2^28 elements: 2^20 x 1024 82.5 against 89.1 ms,
+  // 2^20 x 512 25.7 against 28.4, 2^18 x 1024 22.9 against 23.9; not at 2^18 x 512 (8.2
+  // against 7.8). FP64 keeps CholeskyQR2 (2^20 x 1024: 100 against 81: the copy of A and the
+  // route's own time).
   const int forced = env_switch("GPUQR_R_HOUSEHOLDER");  // measurements
   if (forced >= 0) return forced == 1;
-  return elem_bytes == 4 && n >= 512 && double(m) * double(n) >= 2147483648.0;
+  return elem_bytes == 4 && n >= 512 && double(m) * double(n) >= 268435456.0;
 }
 
 bool tsqr_preferred(std::int64_t m, std::int64_t n) {
@@ -199,13 +205,22 @@ TsqrInfo run_explicit(const Context& ctx, MatrixView<const T> a, MatrixView<T> q
                                                      : TsqrMethod::householder;
   if (q.data() != a.data()) GPUQR_DISPATCH(ctx, copy, a, q);
   buf = carve_tsqr_buffers<T>(ctx, m, n, 0);
+  VectorView<T> tau = buf.tau;
+  Matrix<T> tau_store;
   if (info.method == TsqrMethod::qrf_ah) {
-    info.panels_shrunk = run_qrf_ah<T>(ctx, q, buf.tau, options.block);
+    info.panels_shrunk = run_qrf_ah<T>(ctx, q, tau, options.block);
   } else {
-    run_householder_geqrf<T>(ctx, q, buf.tau, info);
+    if (cholesky_panels_preferred(ctx, m, n, static_cast<int>(sizeof(T)))) {
+      // The panels' CholeskyQR carves the tall-skinny workspace again (and may grow it):
+      // tau must not live there.
+      tau_store = Matrix<T>(n, 1, space_of(ctx), ctx.device());
+      tau = VectorView<T>(tau_store.data(), n, tau_store.space(), tau_store.device());
+    }
+    run_householder_geqrf<T>(ctx, q, tau, info);
   }
   GPUQR_DISPATCH(ctx, copy_upper, MatrixView<const T>(q.block(0, 0, n, n)), r);
-  run_orgqr<T>(ctx, n, q, VectorView<const T>(buf.tau));
+  run_orgqr<T>(ctx, n, q, VectorView<const T>(tau));
+  if (!tau_store.empty()) ctx.synchronize();  // tau_store is freed on return
   return info;
 }
 
