@@ -281,25 +281,29 @@ TEST_P(TsqrMethods, GeqrfFormWorksWithOrgqrAndOrmqr) {
 // convention, so the same factorization up to rounding), on random, graded, ill-conditioned
 // and rank-deficient inputs, panels that do not divide n. A zero column in the second panel
 // makes CholeskyQR reject that panel: it and what follows go to the Householder panels, said
-// in the reason, with the same bounds.
+// in the reason, with the same bounds: at the start of a block (outer = nb) and inside one
+// (outer = 2 nb: the block's first panel is applied to the columns after the block first).
+// Blocks of several panels merge the panels' T.
 TEST_P(TsqrMethods, GeqrfByCholeskyPanels) {
   GPUQR_FOR_PRECISION(([&]<class T>() {
     struct Case {
-      std::int64_t m, n, nb;
+      std::int64_t m, n, nb, outer;
       MatrixKind kind;
       bool zero_column;
     };
-    const Case cases[] = {{1500, 90, 32, MatrixKind::random, false},
-                          {1203, 70, 64, MatrixKind::graded, false},
-                          {999, 64, 16, MatrixKind::ill_conditioned, false},
-                          {1100, 80, 32, MatrixKind::rank_deficient, false},
-                          {1300, 75, 32, MatrixKind::random, true},
-                          {640, 33, 33, MatrixKind::random, false}};
+    const Case cases[] = {{1500, 90, 32, 32, MatrixKind::random, false},
+                          {1500, 90, 32, 64, MatrixKind::random, false},
+                          {1203, 70, 64, 128, MatrixKind::graded, false},
+                          {999, 64, 16, 48, MatrixKind::ill_conditioned, false},
+                          {1100, 80, 32, 64, MatrixKind::rank_deficient, false},
+                          {1300, 75, 32, 32, MatrixKind::random, true},
+                          {1300, 75, 32, 64, MatrixKind::random, true},
+                          {640, 33, 33, 66, MatrixKind::random, false}};
     std::uint64_t seed = 4400;
     for (const Case& c : cases) {
       SCOPED_TRACE(std::to_string(c.m) + "x" + std::to_string(c.n) + " nb " +
-                   std::to_string(c.nb) + " " + to_string(c.kind) +
-                   (c.zero_column ? " zero column" : ""));
+                   std::to_string(c.nb) + " outer " + std::to_string(c.outer) + " " +
+                   to_string(c.kind) + (c.zero_column ? " zero column" : ""));
       Matrix<T> a = make_matrix<T>(c.kind, c.m, c.n, seed++, 1e4);
       const std::int64_t zero_at = c.nb + 3;
       if (c.zero_column)
@@ -309,7 +313,7 @@ TEST_P(TsqrMethods, GeqrfByCholeskyPanels) {
       std::string reason;
       const std::int64_t panels = detail::geqrf_cholesky_panels<T>(
           ctx(), f.view(), VectorView<T>(tau.data(), c.n, f.space(), f.device()), c.nb,
-          &reason);
+          c.outer, &reason);
       const std::int64_t all = (c.n + c.nb - 1) / c.nb;
       if (c.zero_column) {
         EXPECT_EQ(panels, 1);

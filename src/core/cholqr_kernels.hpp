@@ -57,10 +57,10 @@ enum CholeskyStatus : int {
   template <class T>                                                                          \
   void cholesky_inverse(detail::ContextImpl& ctx, MatrixView<T> g, MatrixView<T> rinv,        \
                         double shift_factor, VectorView<double> status);                      \
-  /* C := op(A) B, op(A) m x k, B k x n (GEMM); C must not overlap A or B. */                 \
+  /* C := alpha op(A) B, op(A) m x k, B k x n (GEMM); C must not overlap A or B. */           \
   template <class T>                                                                          \
   void multiply(detail::ContextImpl& ctx, Op op_a, MatrixView<const T> a,                     \
-                MatrixView<const T> b, MatrixView<T> c);                                       \
+                MatrixView<const T> b, MatrixView<T> c, double alpha = 1.0);                   \
   /* A := A X in place (A m x n, X n x n, not overlapping A), row chunk by row chunk through \
      a bounded scratch (CUDA: the leaf workspace, small enough to stay in L2). */             \
   template <class T>                                                                          \
@@ -98,7 +98,7 @@ enum CholeskyStatus : int {
   template void cholesky_inverse<T>(detail::ContextImpl&, MatrixView<T>, MatrixView<T>,       \
                                     double, VectorView<double>);                              \
   template void multiply<T>(detail::ContextImpl&, Op, MatrixView<const T>,                    \
-                            MatrixView<const T>, MatrixView<T>);                               \
+                            MatrixView<const T>, MatrixView<T>, double);                       \
   template void multiply_in_place<T>(detail::ContextImpl&, MatrixView<T>,                    \
                                      MatrixView<const T>);                                    \
   template void trsm_right_upper<T>(detail::ContextImpl&, MatrixView<const T>,               \

@@ -259,16 +259,29 @@ bool run_borrowed(const Context& ctx, MatrixView<const T> a, MatrixView<T> r, Ma
   return true;
 }
 
+namespace {
+
+/// GPUQR_<NAME> as a positive integer, else `fallback` (measurements).
+std::int64_t env_positive(const char* name, std::int64_t fallback) {
+  const char* text = std::getenv(name);
+  if (text == nullptr || *text == '\0') return fallback;
+  const long long v = std::strtoll(text, nullptr, 10);
+  return v >= 1 ? v : fallback;
+}
+
+}  // namespace
+
 std::int64_t cholesky_panel_width(int elem_bytes) {
   (void)elem_bytes;
-  const char* text = std::getenv("GPUQR_CHOLQR_PANEL_WIDTH");
-  if (text != nullptr && *text != '\0') {
-    const long long v = std::strtoll(text, nullptr, 10);
-    if (v >= 1) return v;
-  }
   // 128: the widest n that the one-pass Gram kernels (DMMA / 3xTF32) and the one-block
   // Cholesky (cholesky_small.cu) handle.
-  return 128;
+  return env_positive("GPUQR_CHOLQR_PANEL_WIDTH", 128);
+}
+
+std::int64_t cholesky_outer_width(int elem_bytes) {
+  // Two panels per block reflector: the trailing update's GEMMs get an inner dimension of
+  // 256 (with 128 the update C -= V W is near the memory bound in FP64).
+  return env_positive("GPUQR_CHOLQR_OUTER", 2 * cholesky_panel_width(elem_bytes));
 }
 
 bool cholesky_panels_preferred(const Context& ctx, std::int64_t m, std::int64_t n,
@@ -282,13 +295,21 @@ bool cholesky_panels_preferred(const Context& ctx, std::int64_t m, std::int64_t 
 
 template <class T>
 std::int64_t geqrf_cholesky_panels(const Context& ctx, MatrixView<T> a, VectorView<T> tau,
-                                   std::int64_t nb, std::string* fallback_reason) {
+                                   std::int64_t nb, std::int64_t outer,
+                                   std::string* fallback_reason) {
   const std::int64_t m = a.rows(), n = a.cols(), k = std::min(m, n);
   if (k == 0) return 0;
   nb = std::max<std::int64_t>(1, std::min(nb, k));
-  // The trailing update's W (nb x n) and the panel's top block (nb x nb), carved once.
-  const std::int64_t w_elems = (nb * std::max<std::int64_t>(n, 1) + 31) / 32 * 32;
-  const std::int64_t total = w_elems + nb * nb;
+  outer = std::max<std::int64_t>(1, outer / nb) * nb;  // whole panels
+  // Carved once: W (outer x n) of the updates; the top block saved and made explicit
+  // (outer x outer each); the block reflector's T (outer x outer); the merge's V^T V piece
+  // and T products (outer x nb each).
+  const auto round = [](std::int64_t e) { return (e + 31) / 32 * 32; };
+  const std::int64_t sizes[] = {round(outer * std::max<std::int64_t>(n, 1)),
+                                round(outer * outer), round(outer * outer),
+                                round(outer * outer), round(outer * nb), round(outer * nb)};
+  std::int64_t total = 0;
+  for (std::int64_t e : sizes) total += e;
   const MemorySpace space = space_of(ctx);
   const int dev = ctx.device();
   T* base = nullptr;
@@ -300,43 +321,89 @@ std::int64_t geqrf_cholesky_panels(const Context& ctx, MatrixView<T> a, VectorVi
     host.resize(static_cast<std::size_t>(total));
     base = host.data();
   }
+  T* pieces[6];
+  for (int i = 0; i < 6; ++i) {
+    pieces[i] = base;
+    base += sizes[i];
+  }
+  auto view = [&](int piece, std::int64_t rows, std::int64_t cols) {
+    return MatrixView<T>(pieces[piece], rows, cols, std::max<std::int64_t>(rows, 1), space, dev);
+  };
+  const MatrixView<T> tt = view(3, outer, outer);  // the block reflector's T
+  auto tau_at = [&](std::int64_t j, std::int64_t len) {
+    return VectorView<T>(tau.data() + j, len, tau.space(), tau.device());
+  };
+  // The explicit unit lower triangle over a's width x width block at (r, c) (its strictly
+  // lower part kept), the block first saved when `save` is set.
+  auto explicit_top = [&](std::int64_t r, std::int64_t c, std::int64_t width, bool save) {
+    MatrixView<T> top = a.block(r, c, width, width);
+    if (save) GPUQR_DISPATCH(ctx, copy, MatrixView<const T>(top), view(1, width, width));
+    MatrixView<T> tmp = view(2, width, width);
+    GPUQR_DISPATCH(ctx, form_v, MatrixView<const T>(top), tmp);
+    GPUQR_DISPATCH(ctx, copy, MatrixView<const T>(tmp), top);
+  };
+  // The reflectors of columns j .. j + width (geqrf's form, T in tt) applied to a(j:m, c0:n).
+  auto apply_trailing = [&](std::int64_t j, std::int64_t width, std::int64_t c0) {
+    if (c0 >= n) return;
+    explicit_top(j, j, width, /*save=*/true);
+    GPUQR_DISPATCH(ctx, larfb, Side::left, Op::trans,
+                   MatrixView<const T>(a.block(j, j, m - j, width)),
+                   MatrixView<const T>(tt.block(0, 0, width, width)),
+                   a.block(j, c0, m - j, n - c0), view(0, width, n - c0));
+    GPUQR_DISPATCH(ctx, copy, MatrixView<const T>(view(1, width, width)),
+                   a.block(j, j, width, width));
+  };
   std::int64_t done = 0;
-  for (std::int64_t j = 0; j < k; j += nb) {
-    const std::int64_t jb = std::min(nb, k - j), h = m - j;
-    MatrixView<T> panel = a.block(j, j, h, jb);
-    VectorView<T> tau_p(tau.data() + j, jb, tau.space(), tau.device());
-    TsqrBuffers<T> buf;
-    TsqrInfo tried;
-    if (!try_cholesky<T>(ctx, MatrixView<const T>(panel), MatrixView<T>(), TsqrOptions{}, buf,
-                         tried)) {
-      // Nothing of the panel was written: it and everything after it by Householder panels.
-      if (fallback_reason != nullptr) {
-        *fallback_reason = "columns " + std::to_string(j) + ".." + std::to_string(n - 1) +
-                           " by Householder panels: " +
-                           (tried.fallback_reason.empty() ? std::string("CholeskyQR not tried")
-                                                          : tried.fallback_reason);
+  for (std::int64_t j = 0; j < k; j += outer) {
+    const std::int64_t jb = std::min(outer, k - j), h = m - j;
+    if (jb > nb) GPUQR_DISPATCH(ctx, fill, tt.block(0, 0, jb, jb), T(0));
+    for (std::int64_t i = 0; i < jb; i += nb) {
+      const std::int64_t ib = std::min(nb, jb - i);
+      MatrixView<T> panel = a.block(j + i, j + i, h - i, ib);
+      TsqrBuffers<T> buf;
+      TsqrInfo tried;
+      if (!try_cholesky<T>(ctx, MatrixView<const T>(panel), MatrixView<T>(), TsqrOptions{}, buf,
+                           tried)) {
+        // Nothing of the panel was written: the block's finished panels go to the columns
+        // after the block, then this panel and everything after it by Householder panels.
+        if (fallback_reason != nullptr) {
+          *fallback_reason = "columns " + std::to_string(j + i) + ".." + std::to_string(n - 1) +
+                             " by Householder panels: " +
+                             (tried.fallback_reason.empty() ? std::string("CholeskyQR not tried")
+                                                            : tried.fallback_reason);
+        }
+        if (i > 0) apply_trailing(j, i, j + jb);
+        run_geqrf<T>(ctx, a.block(j + i, j + i, h - i, n - j - i), tau_at(j + i, k - j - i));
+        return done;
       }
-      VectorView<T> tau_rest(tau.data() + j, k - j, tau.space(), tau.device());
-      run_geqrf<T>(ctx, a.block(j, j, h, n - j), tau_rest);
-      return done;
+      // V into the panel (its top block: L below the diagonal, U on and above it), T and
+      // the signs D; R_geqrf = D R, written last by finish_geqrf.
+      GPUQR_DISPATCH(ctx, orhr_col_of_product, buf.q_left, buf.q_right, panel, buf.t, buf.d,
+                     buf.work);
+      GPUQR_DISPATCH(ctx, copy, MatrixView<const T>(buf.t), tt.block(i, i, ib, ib));
+      if (i > 0 || i + ib < jb) explicit_top(j + i, j + i, ib, /*save=*/false);
+      if (i > 0) {
+        // T's block beside it: -T_prev (V_prev^T V_i) T_i, V_i zero above its rows.
+        MatrixView<T> g = view(4, i, ib), x = view(5, i, ib);
+        GPUQR_DISPATCH(ctx, multiply, Op::trans,
+                       MatrixView<const T>(a.block(j + i, j, h - i, i)),
+                       MatrixView<const T>(panel), g);
+        GPUQR_DISPATCH(ctx, multiply, Op::no_trans, MatrixView<const T>(tt.block(0, 0, i, i)),
+                       MatrixView<const T>(g), x);
+        GPUQR_DISPATCH(ctx, multiply, Op::no_trans, MatrixView<const T>(x),
+                       MatrixView<const T>(buf.t), tt.block(0, i, i, ib), -1.0);
+      }
+      if (i + ib < jb) {
+        GPUQR_DISPATCH(ctx, larfb, Side::left, Op::trans, MatrixView<const T>(panel),
+                       MatrixView<const T>(buf.t), a.block(j + i, j + i + ib, h - i, jb - i - ib),
+                       view(0, ib, jb - i - ib));
+      }
+      GPUQR_DISPATCH(ctx, finish_geqrf, MatrixView<const T>(buf.prod),
+                     VectorView<const T>(buf.d), MatrixView<const T>(buf.t), panel,
+                     tau_at(j + i, ib));
+      ++done;
     }
-    // V into the panel (its top block: L below the diagonal, U on and above it), T and the
-    // signs D; R_geqrf = D R.
-    GPUQR_DISPATCH(ctx, orhr_col_of_product, buf.q_left, buf.q_right, panel, buf.t, buf.d,
-                   buf.work);
-    if (j + jb < n) {
-      // The panel's top block made the explicit unit lower triangle (R is written after the
-      // update, by finish_geqrf), so that the block reflector applies from the panel itself.
-      MatrixView<T> top(base + w_elems, jb, jb, jb, space, dev);
-      GPUQR_DISPATCH(ctx, form_v, MatrixView<const T>(panel.block(0, 0, jb, jb)), top);
-      GPUQR_DISPATCH(ctx, copy, MatrixView<const T>(top), panel.block(0, 0, jb, jb));
-      MatrixView<T> w(base, jb, n - j - jb, jb, space, dev);
-      GPUQR_DISPATCH(ctx, larfb, Side::left, Op::trans, MatrixView<const T>(panel),
-                     MatrixView<const T>(buf.t), a.block(j, j + jb, h, n - j - jb), w);
-    }
-    GPUQR_DISPATCH(ctx, finish_geqrf, MatrixView<const T>(buf.prod), VectorView<const T>(buf.d),
-                   MatrixView<const T>(buf.t), panel, tau_p);
-    ++done;
+    apply_trailing(j, jb, j + jb);
   }
   return done;
 }
@@ -345,8 +412,10 @@ template <class T>
 void run_householder_geqrf(const Context& ctx, MatrixView<T> a, VectorView<T> tau,
                            TsqrInfo& info) {
   if (cholesky_panels_preferred(ctx, a.rows(), a.cols(), static_cast<int>(sizeof(T)))) {
-    info.cholesky_panels = geqrf_cholesky_panels<T>(
-        ctx, a, tau, cholesky_panel_width(static_cast<int>(sizeof(T))), &info.fallback_reason);
+    const int bytes = static_cast<int>(sizeof(T));
+    info.cholesky_panels =
+        geqrf_cholesky_panels<T>(ctx, a, tau, cholesky_panel_width(bytes),
+                                 cholesky_outer_width(bytes), &info.fallback_reason);
   } else {
     run_geqrf<T>(ctx, a, tau);
   }
@@ -470,7 +539,7 @@ void run_geqrf_tall(const Context& ctx, MatrixView<T> a, VectorView<T> tau) {
                                               MatrixView<T>, MatrixView<T>, std::int64_t);   \
   template std::int64_t detail::geqrf_cholesky_panels<T>(const Context&, MatrixView<T>,       \
                                                          VectorView<T>, std::int64_t,         \
-                                                         std::string*);                      \
+                                                         std::int64_t, std::string*);        \
   template void detail::run_householder_geqrf<T>(const Context&, MatrixView<T>, VectorView<T>, \
                                                  TsqrInfo&);
 

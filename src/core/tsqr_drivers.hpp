@@ -43,19 +43,25 @@ bool householder_preferred_for_r(std::int64_t m, std::int64_t n, int elem_bytes)
 /// GPUQR_CHOLQR_PANELS=0/1 overrides the backend part (measurements, tests).
 bool cholesky_panels_preferred(const Context& ctx, std::int64_t m, std::int64_t n,
                                int elem_bytes);
-/// Its panel width (128; GPUQR_CHOLQR_PANEL_WIDTH for measurements).
+/// Its panel width (128; GPUQR_CHOLQR_PANEL_WIDTH for measurements) and block-reflector
+/// width (two panels; GPUQR_CHOLQR_OUTER).
 std::int64_t cholesky_panel_width(int elem_bytes);
+std::int64_t cholesky_outer_width(int elem_bytes);
 
-/// geqrf's form of an m x n matrix (m >= n) by outer panels of width `nb`, each factored by
+/// geqrf's form of an m x n matrix (m >= n) by panels of width `nb`, each factored by
 /// CholeskyQR2 (shifted CholeskyQR3 where the condition estimate asks for it) with its
-/// Householder vectors reconstructed (orhr_col, the signs folded into R), then applied to the
-/// trailing columns as one block reflector (V from the panel itself, T from orhr_col). A panel
-/// that CholeskyQR rejects, and every column after it, go to the blocked Householder QR
-/// (run_geqrf); `fallback_reason` (may be null) then says why. Output exactly as geqrf's.
-/// Returns how many panels CholeskyQR factored.
+/// Householder vectors reconstructed (orhr_col, the signs folded into R). Panels are grouped
+/// into blocks of `outer` columns (a multiple of nb): each panel is applied to the rest of
+/// its block, the panels' T merged into the block's (T12 = -T1 V1^T V2 T2), and the block
+/// applied to the trailing columns as one block reflector (V from `a` itself, its top made
+/// explicit for the update and restored after). A panel that CholeskyQR rejects, and every
+/// column after it, go to the blocked Householder QR (run_geqrf) once the block's finished
+/// panels have been applied; `fallback_reason` (may be null) then says why. Output exactly as
+/// geqrf's. Returns how many panels CholeskyQR factored.
 template <class T>
 std::int64_t geqrf_cholesky_panels(const Context& ctx, MatrixView<T> a, VectorView<T> tau,
-                                   std::int64_t nb, std::string* fallback_reason);
+                                   std::int64_t nb, std::int64_t outer,
+                                   std::string* fallback_reason);
 
 /// geqrf's form for the tall-skinny entry points' Householder method: geqrf_cholesky_panels
 /// where cholesky_panels_preferred says so (info.cholesky_panels, info.fallback_reason),

@@ -175,7 +175,7 @@ void cholesky_inverse(detail::ContextImpl&, MatrixView<T> g, MatrixView<T> rinv,
 
 template <class T>
 void multiply(detail::ContextImpl&, Op op_a, MatrixView<const T> a, MatrixView<const T> b,
-              MatrixView<T> c) {
+              MatrixView<T> c, double alpha) {
   if (c.empty()) return;
   const std::int64_t k = op_a == Op::trans ? a.rows() : a.cols();
   if (k == 0) {
@@ -185,7 +185,7 @@ void multiply(detail::ContextImpl&, Op op_a, MatrixView<const T> a, MatrixView<c
   }
   gemm(op_a == Op::trans ? CblasTrans : CblasNoTrans, CblasNoTrans, to_int(c.rows(), "m"),
        to_int(c.cols(), "n"), to_int(k, "k"), a.data(), to_int(a.ld(), "lda"), b.data(), to_int(b.ld(), "ldb"),
-       c.data(), to_int(c.ld(), "ldc"));
+       c.data(), to_int(c.ld(), "ldc"), T(0), static_cast<T>(alpha));
 }
 
 template <class T>

@@ -319,12 +319,13 @@ void cholesky_inverse(detail::ContextImpl& ctx, MatrixView<T> g, MatrixView<T> r
 
 template <class T>
 void multiply(detail::ContextImpl& ctx, Op op_a, MatrixView<const T> a, MatrixView<const T> b,
-              MatrixView<T> c) {
+              MatrixView<T> c, double alpha) {
   if (c.empty()) return;
   DeviceGuard guard(ctx.device);
   const std::int64_t k = op_a == Op::trans ? a.rows() : a.cols();
   // k = 0 still runs: GEMM with beta = 0 writes C = 0.
-  gemm(blas(ctx), to_cublas(op_a), CUBLAS_OP_N, c.rows(), c.cols(), k, T(1), a.data(), a.ld(),
+  gemm(blas(ctx), to_cublas(op_a), CUBLAS_OP_N, c.rows(), c.cols(), k, static_cast<T>(alpha),
+       a.data(), a.ld(),
        b.data(), std::max<std::int64_t>(b.ld(), 1), T(0), c.data(), c.ld());
 }
 

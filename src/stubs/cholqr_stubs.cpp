@@ -35,7 +35,7 @@ void cholesky_inverse(detail::ContextImpl&, MatrixView<T>, MatrixView<T>, double
 }
 template <class T>
 void multiply(detail::ContextImpl&, Op, MatrixView<const T>, MatrixView<const T>,
-              MatrixView<T>) {
+              MatrixView<T>, double) {
   not_compiled("cuda multiply");
 }
 template <class T>
