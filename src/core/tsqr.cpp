@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "src/core/blocked_kernels.hpp"
+#include "src/core/blocked_qr.hpp"
 #include "src/core/cholesky_qr.hpp"
 #include "src/core/cholqr_kernels.hpp"
 #include "src/core/dense_drivers.hpp"
@@ -301,13 +302,23 @@ std::int64_t geqrf_cholesky_panels(const Context& ctx, MatrixView<T> a, VectorVi
   if (k == 0) return 0;
   nb = std::max<std::int64_t>(1, std::min(nb, k));
   outer = std::max<std::int64_t>(1, outer / nb) * nb;  // whole panels
-  // Carved once: W (outer x n) of the updates; the top block saved and made explicit
-  // (outer x outer each); the block reflector's T (outer x outer); the merge's V^T V piece
-  // and T products (outer x nb each).
+  // Look-ahead as in blocked_geqrf, the other way round: the panels (CholeskyQR, whose status
+  // reads wait on the context's stream) stay on the main lane; a block's reflector is applied
+  // on the second lane, first to the next block's columns (the main lane waits for that
+  // alone), then to the rest while the main lane factors the next block.
+  ContextImpl& main = ctx.impl();
+  ContextImpl& side = lookahead_on(ctx) ? aux_lane(ctx) : main;
+  // Carved once. Main lane: W of the in-block updates (outer x outer), the explicit top
+  // (outer x outer), the merge's V^T V piece and product (outer x nb each). Second lane: W of
+  // the trailing updates (outer x n), the saved and the explicit top (outer x outer each).
+  // The blocks' T (outer x outer), two: block p's is read on the second lane while the main
+  // lane builds block p + 1's.
   const auto round = [](std::int64_t e) { return (e + 31) / 32 * 32; };
-  const std::int64_t sizes[] = {round(outer * std::max<std::int64_t>(n, 1)),
-                                round(outer * outer), round(outer * outer),
-                                round(outer * outer), round(outer * nb), round(outer * nb)};
+  const std::int64_t sq = round(outer * outer);
+  enum Piece { kWMain, kTopMain, kG, kX, kWSide, kSave, kTopSide, kT0, kT1, kPieces };
+  const std::int64_t sizes[kPieces] = {sq, sq, round(outer * nb), round(outer * nb),
+                                       round(outer * std::max<std::int64_t>(n, 1)), sq, sq,
+                                       sq, sq};
   std::int64_t total = 0;
   for (std::int64_t e : sizes) total += e;
   const MemorySpace space = space_of(ctx);
@@ -315,48 +326,63 @@ std::int64_t geqrf_cholesky_panels(const Context& ctx, MatrixView<T> a, VectorVi
   T* base = nullptr;
   std::vector<T> host;
   if (ctx.is_cuda()) {
-    base = static_cast<T*>(cuda_workspace(ctx.impl(), static_cast<std::size_t>(total) * sizeof(T),
+    base = static_cast<T*>(cuda_workspace(main, static_cast<std::size_t>(total) * sizeof(T),
                                           ContextImpl::kDriverWorkspace));
   } else {
     host.resize(static_cast<std::size_t>(total));
     base = host.data();
   }
-  T* pieces[6];
-  for (int i = 0; i < 6; ++i) {
+  T* pieces[kPieces];
+  for (int i = 0; i < kPieces; ++i) {
     pieces[i] = base;
     base += sizes[i];
   }
-  auto view = [&](int piece, std::int64_t rows, std::int64_t cols) {
+  auto view = [&](Piece piece, std::int64_t rows, std::int64_t cols) {
     return MatrixView<T>(pieces[piece], rows, cols, std::max<std::int64_t>(rows, 1), space, dev);
   };
-  const MatrixView<T> tt = view(3, outer, outer);  // the block reflector's T
   auto tau_at = [&](std::int64_t j, std::int64_t len) {
     return VectorView<T>(tau.data() + j, len, tau.space(), tau.device());
   };
   // The explicit unit lower triangle over a's width x width block at (r, c) (its strictly
-  // lower part kept), the block first saved when `save` is set.
-  auto explicit_top = [&](std::int64_t r, std::int64_t c, std::int64_t width, bool save) {
+  // lower part kept), on `lane`, through `tmp`.
+  auto explicit_top = [&](ContextImpl& lane, std::int64_t r, std::int64_t c, std::int64_t width,
+                          MatrixView<T> tmp) {
     MatrixView<T> top = a.block(r, c, width, width);
-    if (save) GPUQR_DISPATCH(ctx, copy, MatrixView<const T>(top), view(1, width, width));
-    MatrixView<T> tmp = view(2, width, width);
-    GPUQR_DISPATCH(ctx, form_v, MatrixView<const T>(top), tmp);
-    GPUQR_DISPATCH(ctx, copy, MatrixView<const T>(tmp), top);
+    GPUQR_DISPATCH_ON(ctx, lane, form_v, MatrixView<const T>(top), tmp);
+    GPUQR_DISPATCH_ON(ctx, lane, copy, MatrixView<const T>(tmp), top);
   };
-  // The reflectors of columns j .. j + width (geqrf's form, T in tt) applied to a(j:m, c0:n).
-  auto apply_trailing = [&](std::int64_t j, std::int64_t width, std::int64_t c0) {
-    if (c0 >= n) return;
-    explicit_top(j, j, width, /*save=*/true);
-    GPUQR_DISPATCH(ctx, larfb, Side::left, Op::trans,
-                   MatrixView<const T>(a.block(j, j, m - j, width)),
-                   MatrixView<const T>(tt.block(0, 0, width, width)),
-                   a.block(j, c0, m - j, n - c0), view(0, width, n - c0));
-    GPUQR_DISPATCH(ctx, copy, MatrixView<const T>(view(1, width, width)),
-                   a.block(j, j, width, width));
+  // On the second lane: the reflectors of columns j .. j + width (geqrf's form, T in `t`)
+  // applied to a(j:m, c0:c1) for each range, then to a(j:m, c1:n) after signalling the main
+  // lane (when split_at is between c0 and n). The top block is saved, made explicit for the
+  // updates and restored.
+  auto apply_block = [&](std::int64_t j, std::int64_t width, MatrixView<T> t, std::int64_t c0,
+                         std::int64_t split_at) {
+    if (c0 >= n) {
+      lane_signal(ctx, side, main);
+      return;
+    }
+    MatrixView<T> save = view(kSave, width, width);
+    GPUQR_DISPATCH_ON(ctx, side, copy, MatrixView<const T>(a.block(j, j, width, width)), save);
+    explicit_top(side, j, j, width, view(kTopSide, width, width));
+    const MatrixView<const T> v(a.block(j, j, m - j, width));
+    const MatrixView<const T> tw(t.block(0, 0, width, width));
+    auto update = [&](std::int64_t c, std::int64_t d) {
+      if (d <= c) return;
+      GPUQR_DISPATCH_ON(ctx, side, larfb, Side::left, Op::trans, v, tw, a.block(j, c, m - j, d - c),
+                        view(kWSide, width, d - c));
+    };
+    const std::int64_t mid = std::min(std::max(split_at, c0), n);
+    update(c0, mid);
+    lane_signal(ctx, side, main);  // the main lane's next block may start
+    update(mid, n);
+    GPUQR_DISPATCH_ON(ctx, side, copy, MatrixView<const T>(save), a.block(j, j, width, width));
   };
   std::int64_t done = 0;
-  for (std::int64_t j = 0; j < k; j += outer) {
+  int parity = 0;
+  for (std::int64_t j = 0; j < k; j += outer, parity ^= 1) {
     const std::int64_t jb = std::min(outer, k - j), h = m - j;
-    if (jb > nb) GPUQR_DISPATCH(ctx, fill, tt.block(0, 0, jb, jb), T(0));
+    const MatrixView<T> tt = view(parity != 0 ? kT1 : kT0, outer, outer);
+    if (jb > nb) GPUQR_DISPATCH_ON(ctx, main, fill, tt.block(0, 0, jb, jb), T(0));
     for (std::int64_t i = 0; i < jb; i += nb) {
       const std::int64_t ib = std::min(nb, jb - i);
       MatrixView<T> panel = a.block(j + i, j + i, h - i, ib);
@@ -372,7 +398,11 @@ std::int64_t geqrf_cholesky_panels(const Context& ctx, MatrixView<T> a, VectorVi
                              (tried.fallback_reason.empty() ? std::string("CholeskyQR not tried")
                                                             : tried.fallback_reason);
         }
-        if (i > 0) apply_trailing(j, i, j + jb);
+        if (i > 0) {
+          lane_signal(ctx, main, side);
+          apply_block(j, i, tt, j + jb, n);
+        }
+        lane_signal(ctx, side, main);  // every update of the trailing columns is done
         run_geqrf<T>(ctx, a.block(j + i, j + i, h - i, n - j - i), tau_at(j + i, k - j - i));
         return done;
       }
@@ -381,10 +411,10 @@ std::int64_t geqrf_cholesky_panels(const Context& ctx, MatrixView<T> a, VectorVi
       GPUQR_DISPATCH(ctx, orhr_col_of_product, buf.q_left, buf.q_right, panel, buf.t, buf.d,
                      buf.work);
       GPUQR_DISPATCH(ctx, copy, MatrixView<const T>(buf.t), tt.block(i, i, ib, ib));
-      if (i > 0 || i + ib < jb) explicit_top(j + i, j + i, ib, /*save=*/false);
+      if (i > 0 || i + ib < jb) explicit_top(main, j + i, j + i, ib, view(kTopMain, ib, ib));
       if (i > 0) {
         // T's block beside it: -T_prev (V_prev^T V_i) T_i, V_i zero above its rows.
-        MatrixView<T> g = view(4, i, ib), x = view(5, i, ib);
+        MatrixView<T> g = view(kG, i, ib), x = view(kX, i, ib);
         GPUQR_DISPATCH(ctx, multiply, Op::trans,
                        MatrixView<const T>(a.block(j + i, j, h - i, i)),
                        MatrixView<const T>(panel), g);
@@ -396,15 +426,18 @@ std::int64_t geqrf_cholesky_panels(const Context& ctx, MatrixView<T> a, VectorVi
       if (i + ib < jb) {
         GPUQR_DISPATCH(ctx, larfb, Side::left, Op::trans, MatrixView<const T>(panel),
                        MatrixView<const T>(buf.t), a.block(j + i, j + i + ib, h - i, jb - i - ib),
-                       view(0, ib, jb - i - ib));
+                       view(kWMain, ib, jb - i - ib));
       }
       GPUQR_DISPATCH(ctx, finish_geqrf, MatrixView<const T>(buf.prod),
                      VectorView<const T>(buf.d), MatrixView<const T>(buf.t), panel,
                      tau_at(j + i, ib));
       ++done;
     }
-    apply_trailing(j, jb, j + jb);
+    // The block's reflector on the second lane: the next block's columns first.
+    lane_signal(ctx, main, side);
+    apply_block(j, jb, tt, j + jb, j + jb + std::min(outer, k - j - jb));
   }
+  lane_signal(ctx, side, main);  // later work on the context's stream sees every update
   return done;
 }
 
