@@ -302,6 +302,100 @@ TEST_P(KernelTwins, PanelQrAhMatchesGeqr2OrDeclines) {
   }
 }
 
+/// panel_qr_update on both backends for the h x w matrix whose first 32 columns are `panel`
+/// and the rest `rest`: R, the reflectors, tau, V, T and the updated columns. For a
+/// rank-deficient panel only the first `rank` reflectors (and R's and the updated columns'
+/// first `rank` rows, which the later reflectors do not touch) are determined.
+template <class T>
+void compare_step(Context& gpu, const Matrix<T>& a, std::int64_t rank) {
+  constexpr std::int64_t ib = 32;
+  const std::int64_t h = a.rows(), w = a.cols(), r = rank;
+  Context cpu = Context::cpu();
+  Matrix<T> a_cpu = a.clone(), tau_cpu(ib, 1), v_cpu(h, ib), t_cpu(ib, ib), w_cpu(ib, w);
+  kernels::cpu::panel_qr_update<T>(cpu.impl(), a_cpu.view(), ib, vec(tau_cpu), v_cpu.view(),
+                                   t_cpu.view(), w_cpu.view().block(0, 0, ib, w - ib));
+  zero_below_diagonal(t_cpu);
+  Matrix<T> a_gpu = to_ctx<T>(gpu, a.view());
+  Matrix<T> tau_gpu = device_matrix<T>(gpu, ib, 1), v_gpu = device_matrix<T>(gpu, h, ib);
+  Matrix<T> t_gpu = device_matrix<T>(gpu, ib, ib), w_gpu = device_matrix<T>(gpu, ib, w);
+  kernels::cuda::panel_qr_update<T>(gpu.impl(), a_gpu.view(), ib, vec(tau_gpu), v_gpu.view(),
+                                    t_gpu.view(), w_gpu.view().block(0, 0, ib, w - ib));
+  const Matrix<T> back = to_host(gpu, a_gpu);
+  const double bound = 50.0 * std::sqrt(double(h)) * accuracy::eps<T>();  // relative
+  // The panel: R's first r rows, the first r reflectors; tau, V, T likewise.
+  Matrix<T> r_gpu(r, ib), r_cpu(r, ib);
+  for (std::int64_t j = 0; j < ib; ++j)
+    for (std::int64_t i = 0; i < r; ++i) {
+      r_gpu(i, j) = i <= j ? back(i, j) : T(0);
+      r_cpu(i, j) = i <= j ? a_cpu(i, j) : T(0);
+    }
+  EXPECT_LT(entry_diff(r_gpu, r_cpu), bound);
+  EXPECT_LT(entry_diff(lead(back, h, r), lead(a_cpu, h, r)), bound);
+  EXPECT_LT(entry_diff(lead(to_host(gpu, tau_gpu), r, 1), lead(tau_cpu, r, 1)), bound);
+  EXPECT_LT(entry_diff(lead(to_host(gpu, v_gpu), h, r), lead(v_cpu, h, r)), bound);
+  EXPECT_LT(entry_diff(lead(to_host(gpu, t_gpu), r, r), lead(t_cpu, r, r)), bound);
+  // The updated columns: all rows, or the first r.
+  const std::int64_t rows = r == ib ? h : r;
+  Matrix<T> c_gpu(rows, w - ib), c_cpu(rows, w - ib);
+  for (std::int64_t j = 0; j < w - ib; ++j)
+    for (std::int64_t i = 0; i < rows; ++i) {
+      c_gpu(i, j) = back(i, ib + j);
+      c_cpu(i, j) = a_cpu(i, ib + j);
+    }
+  EXPECT_LT(entry_diff(c_gpu, c_cpu), 50.0 * double(h) * accuracy::eps<T>());
+}
+
+TEST_P(KernelTwins, PanelQrUpdateStepMatchesTheTwin) {
+  // The AH step (src/cuda/panel_qr_ah_step.cu: an inner panel by QRF-AH and its update of the
+  // outer panel's next columns in one cluster launch) against the CPU twin (geqr2, larft,
+  // larfb). Random and graded panels are factored by the step; rank-deficient ones and a
+  // column whose squares leave the safe range are declined, and then the Householder kernel
+  // and the update-only launch must give the same result. Heights across the cluster's
+  // slicing (96 to 4096, odd ones), widths 32 to 128; Algorithm 2 by four warps and by one.
+  struct Reset {
+    ~Reset() {
+      kernels::cuda::panel_qr_ah_step_mode(-1);
+      kernels::cuda::panel_qr_ah_warp_mode(-1);
+    }
+  } reset;
+  kernels::cuda::panel_qr_ah_step_mode(1);
+  for (const int warp : {4, 1}) {
+    SCOPED_TRACE(warp == 4 ? "Algorithm 2 by four warps" : "Algorithm 2 by one warp");
+    kernels::cuda::panel_qr_ah_warp_mode(warp);
+    GPUQR_FOR_PRECISION(([&]<class T>() {
+      std::uint64_t seed = 5100;
+      for (auto [h, w] : {std::pair<int, int>{96, 32},
+                          {97, 64},
+                          {128, 128},
+                          {300, 96},
+                          {1024, 128},
+                          {1100, 100},
+                          {2048, 64},
+                          {4001, 33},
+                          {4096, 128}}) {
+        SCOPED_TRACE(std::to_string(h) + "x" + std::to_string(w));
+        ASSERT_TRUE(kernels::cuda::panel_qr_ah_step_wanted(ctx().device(), sizeof(T), h, 32,
+                                                           w - 32));
+        for (MatrixKind kind :
+             {MatrixKind::random, MatrixKind::graded, MatrixKind::rank_deficient}) {
+          SCOPED_TRACE(to_string(kind));
+          // The panel of `kind`, the rest random.
+          Matrix<T> a = random_matrix<T>(h, w, seed++);
+          const Matrix<T> p = make_matrix<T>(kind, h, 32, seed++);
+          for (std::int64_t j = 0; j < 32; ++j)
+            for (std::int64_t i = 0; i < h; ++i) a(i, j) = p(i, j);
+          compare_step<T>(ctx(), a, kind == MatrixKind::rank_deficient ? 16 : 32);
+        }
+        const double tiny = sizeof(T) == 8 ? 1e-170 : 1e-25;
+        Matrix<T> a = random_matrix<T>(h, w, seed++);
+        for (std::int64_t i = 0; i < h; ++i) a(i, 4) = static_cast<T>(a(i, 4) * tiny);
+        SCOPED_TRACE("a tiny column");
+        compare_step<T>(ctx(), a, 32);
+      }
+    }));
+  }
+}
+
 TEST_P(KernelTwins, PanelQrScalesExtremeColumns) {
   GPUQR_FOR_PRECISION(([&]<class T>() {
     // Columns whose squares over- or underflow take the kernel's rescaled path.

@@ -23,6 +23,14 @@
   template <class T>                                                                          \
   void panel_qr(detail::ContextImpl& ctx, MatrixView<T> panel, VectorView<T> tau,             \
                 MatrixView<T> v, MatrixView<T> t);                                            \
+  /* panel_qr on the first ib columns of `panel` (h x w, ib <= w), then the other w - ib     \
+     columns updated by the block reflector: larfb(left, trans, v, t, ...) with `work`        \
+     (ib x (w - ib)) as its scratch. CUDA fuses both into one cluster launch where it can     \
+     (the AH step, src/cuda/panel_qr_ah_step.cu); t must not be empty. */                     \
+  template <class T>                                                                          \
+  void panel_qr_update(detail::ContextImpl& ctx, MatrixView<T> panel, std::int64_t ib,        \
+                       VectorView<T> tau, MatrixView<T> v, MatrixView<T> t,                   \
+                       MatrixView<T> work);                                                   \
   /* V (h x k) := the explicit unit lower trapezoid of the reflectors stored in `qr`. */      \
   template <class T>                                                                          \
   void form_v(detail::ContextImpl& ctx, MatrixView<const T> qr, MatrixView<T> v);            \
@@ -50,6 +58,8 @@
 #define GPUQR_INSTANTIATE_BLOCKED_KERNELS(T)                                                  \
   template void panel_qr<T>(detail::ContextImpl&, MatrixView<T>, VectorView<T>,              \
                             MatrixView<T>, MatrixView<T>);                                    \
+  template void panel_qr_update<T>(detail::ContextImpl&, MatrixView<T>, std::int64_t,         \
+                                   VectorView<T>, MatrixView<T>, MatrixView<T>, MatrixView<T>); \
   template void form_v<T>(detail::ContextImpl&, MatrixView<const T>, MatrixView<T>);         \
   template void larft<T>(detail::ContextImpl&, MatrixView<const T>, VectorView<const T>,     \
                          MatrixView<T>, MatrixView<T>);                                       \
@@ -73,6 +83,12 @@ void panel_qr_single_block(int mode);
 /// first: -1 = default (panels of at least panel_qr_ah_min_rows rows unless
 /// GPUQR_PANEL_AH=0), 0 = never, 1 = every panel with h >= 2b.
 void panel_qr_ah_mode(int mode);
+/// The AH step (panel_qr_update's fused path, src/cuda/panel_qr_ah_step.cu): -1 default, 0
+/// never, 1 wherever it applies (tests and measurements); and whether it applies to an inner
+/// panel of h rows and width b followed by `rest` columns on `device`.
+void panel_qr_ah_step_mode(int mode);
+bool panel_qr_ah_step_wanted(int device, int elem_bytes, std::int64_t h, std::int64_t b,
+                             std::int64_t rest);
 /// Which threads run the AH panel's Algorithm 2 (tests and measurements): -1 = default (four
 /// warps unless GPUQR_AH_WARP says 0 or 1), 0 = the block (factor_block), 1 = one warp with
 /// the columns in registers (factor_block_warp), 4 = four warps with a quarter of the rows

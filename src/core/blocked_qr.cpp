@@ -136,19 +136,16 @@ std::int64_t factor_outer_panel(const Context& ctx, ContextImpl& lane, MatrixVie
   // Inner panels as wide as the backend handles well at this height (inner_cap at most).
   const std::int64_t inner = std::min(
       inner_cap, GPUQR_DISPATCH_ON(ctx, lane, max_panel_width, static_cast<int>(sizeof(T)), h));
+  // V is explicit: zeros above each inner block (the panels write rows i.. of theirs only),
+  // set for all of them at once.
+  if (inner < jb) GPUQR_DISPATCH_ON(ctx, lane, laset, T(0), T(0), vp.block(0, 0, jb, jb));
   for (std::int64_t i = 0; i < jb; i += inner) {
     const std::int64_t ib = std::min(inner, jb - i);
     MatrixView<T> vi = vp.block(i, i, h - i, ib);
     MatrixView<T> ti = tp.block(i, i, ib, ib);
-    // V is explicit: zeros above each inner block (panel_qr writes rows i.. only).
-    if (i > 0) GPUQR_DISPATCH_ON(ctx, lane, laset, T(0), T(0), vp.block(0, i, i, ib));
-    GPUQR_DISPATCH_ON(ctx, lane, panel_qr, panel.block(i, i, h - i, ib), sub(tau, j + i, ib), vi,
-                      ti);
-    if (i + ib < jb) {
-      GPUQR_DISPATCH_ON(ctx, lane, larfb, Side::left, Op::trans, MatrixView<const T>(vi),
-                        MatrixView<const T>(ti), panel.block(i, i + ib, h - i, jb - i - ib),
-                        piece(buf.wi, ib, jb - i - ib));
-    }
+    // The inner panel, and its block reflector applied to the rest of the outer panel.
+    GPUQR_DISPATCH_ON(ctx, lane, panel_qr_update, panel.block(i, i, h - i, jb - i), ib,
+                      sub(tau, j + i, ib), vi, ti, piece(buf.wi, ib, jb - i - ib));
   }
   return inner;
 }

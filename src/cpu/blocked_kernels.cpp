@@ -55,6 +55,17 @@ void panel_qr(detail::ContextImpl& ctx, MatrixView<T> panel, VectorView<T> tau,
 }
 
 template <class T>
+void panel_qr_update(detail::ContextImpl& ctx, MatrixView<T> panel, std::int64_t ib,
+                     VectorView<T> tau, MatrixView<T> v, MatrixView<T> t, MatrixView<T> work) {
+  const std::int64_t h = panel.rows(), w = panel.cols();
+  panel_qr<T>(ctx, panel.block(0, 0, h, ib), tau, v, t);
+  if (w > ib) {
+    larfb<T>(ctx, Side::left, Op::trans, MatrixView<const T>(v), MatrixView<const T>(t),
+             panel.block(0, ib, h, w - ib), work);
+  }
+}
+
+template <class T>
 void form_v(detail::ContextImpl&, MatrixView<const T> qr, MatrixView<T> v) {
   if (qr.empty()) return;
   const lapack_int m = to_int(qr.rows(), "m"), k = to_int(qr.cols(), "k");

@@ -17,6 +17,7 @@
 #include "src/core/dense_kernels.hpp"
 #include "src/cuda/check.hpp"
 #include "src/cuda/panel_qr.hpp"
+#include "src/cuda/panel_qr_ah_step.hpp"
 
 namespace gpuqr::kernels::cuda {
 namespace {
@@ -349,6 +350,27 @@ void panel_qr(detail::ContextImpl& ctx, MatrixView<T> panel, VectorView<T> tau,
 }
 
 template <class T>
+void panel_qr_update(detail::ContextImpl& ctx, MatrixView<T> panel, std::int64_t ib,
+                     VectorView<T> tau, MatrixView<T> v, MatrixView<T> t, MatrixView<T> work) {
+  if (panel.empty()) return;
+  const std::int64_t h = panel.rows(), w = panel.cols();
+  if (!t.empty() && panel_qr_ah_step_wanted(ctx.device, static_cast<int>(sizeof(T)), h, ib,
+                                            w - ib)) {
+    DeviceGuard guard(ctx.device);
+    const std::int64_t step = panel_qr_ah_step_workspace_elems();
+    const std::int64_t elems = step + panel_qr_workspace_elems(h, static_cast<int>(ib));
+    T* ws = static_cast<T*>(
+        detail::cuda_workspace(ctx, static_cast<std::size_t>(elems) * sizeof(T)));
+    if (panel_qr_ah_step<T>(ctx, panel, tau, v, t, ws, ws + step)) return;
+  }
+  panel_qr<T>(ctx, panel.block(0, 0, h, ib), tau, v, t);
+  if (w > ib) {
+    larfb<T>(ctx, Side::left, Op::trans, MatrixView<const T>(v), MatrixView<const T>(t),
+             panel.block(0, ib, h, w - ib), work);
+  }
+}
+
+template <class T>
 bool panel_qr_ah_only(detail::ContextImpl& ctx, MatrixView<T> panel, VectorView<T> tau,
                       MatrixView<T> v, MatrixView<T> t) {
   DeviceGuard guard(ctx.device);
@@ -522,7 +544,8 @@ void larft_merge_mode(int mode) { merge_override.store(mode); }
 std::int64_t knob_signature() {
   // Each override is -1..2: one byte each after adding 1.
   const int values[] = {trmm_override.load(), merge_override.load(), panel_qr_single_override(),
-                        panel_qr_ah_override(), panel_qr_ah_warp_override()};
+                        panel_qr_ah_override(), panel_qr_ah_warp_override(),
+                        panel_qr_ah_step_override()};
   std::int64_t signature = 0;
   for (const int v : values) signature = signature * 256 + (v + 1);
   return signature;

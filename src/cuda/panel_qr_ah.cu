@@ -27,6 +27,7 @@
 #include <limits>
 
 #include "src/core/qrf_ah_kernels.hpp"
+#include "src/cuda/ah_top.cuh"
 #include "src/cuda/check.hpp"
 #include "src/cuda/panel_qr.hpp"
 #include "src/cuda/qrf_ah_panel.cuh"
@@ -67,46 +68,16 @@ __device__ int g_ah_trace = 0;
 __device__ long long g_ah_clocks[kAhTracePoints];
 
 /// Partial p of B = P_B^T P_B over rows [b + p chunk, b + (p + 1) chunk) of the panel, all
-/// kB x kB entries (zeros past b). Thread t owns entries t + 256 q (row t % 32, column
-/// t / 32 + 8 q) and accumulates over 32-row tiles staged in shared memory.
+/// kB x kB entries (zeros past b): ah::gram_rows.
 template <class T>
 __global__ void __launch_bounds__(kThreads) ah_gram_kernel(const T* a, std::int64_t lda,
                                                            std::int64_t h, int b,
                                                            std::int64_t chunk, T* parts) {
   __shared__ T tile[32][kB + 1];  // [row][col]
-  const int tid = threadIdx.x;
   const std::int64_t r0 = b + blockIdx.x * chunk;
-  const std::int64_t r1 = min(h, r0 + chunk);
-  const int gi = tid % 32, gj = tid / 32;
-  T acc[4] = {T(0), T(0), T(0), T(0)};
-  // The next tile's entries are loaded into registers while this one is multiplied.
-  T next[4];
-  auto load = [&](std::int64_t base) {
-#pragma unroll
-    for (int q = 0; q < 4; ++q) {
-      const int idx = tid + kThreads * q;
-      const int rr = idx % 32, c = idx / 32;
-      const std::int64_t row = base + rr;
-      next[q] = (row < r1 && c < b) ? a[row + c * lda] : T(0);
-    }
-  };
-  if (r0 < r1) load(r0);
-  for (std::int64_t base = r0; base < r1; base += 32) {
-#pragma unroll
-    for (int q = 0; q < 4; ++q) {
-      const int idx = tid + kThreads * q;
-      tile[idx % 32][idx / 32] = next[q];
-    }
-    __syncthreads();
-    if (base + 32 < r1) load(base + 32);
-#pragma unroll 8
-    for (int rr = 0; rr < 32; ++rr) {
-      const T xi = tile[rr][gi];
-#pragma unroll
-      for (int q = 0; q < 4; ++q) acc[q] += xi * tile[rr][gj + 8 * q];
-    }
-    __syncthreads();
-  }
+  T acc[4];
+  ah::gram_rows<T>(a, lda, r0, min(h, r0 + chunk), b, tile, acc);
+  const int gi = threadIdx.x % 32, gj = threadIdx.x / 32;
   T* out = parts + static_cast<std::int64_t>(blockIdx.x) * kB * kB;
 #pragma unroll
   for (int q = 0; q < 4; ++q) out[gi + (gj + 8 * q) * kB] = acc[q];
@@ -191,167 +162,8 @@ __global__ void __launch_bounds__(kTop)
   if (tid == 0) s_ok = 1;
   __syncthreads();
   mark(1);
-  // G = P_T^T P_T + B, all 32 x 32 entries (the top block's padding is zero: so is G's),
-  // thread t's four entries in column t % 32.
-  {
-    const int i = tid % kB, j0 = tid / kB;  // entries (i, j0 + (kTop / kB) q)
-    T s[kQ];
-#pragma unroll
-    for (int q = 0; q < kQ; ++q) s[q] = bg[j0 + (kTop / kB) * q][i];
-#pragma unroll 8
-    for (int r = 0; r < kB; ++r) {
-      const T xir = x[i][r];
-#pragma unroll
-      for (int q = 0; q < kQ; ++q) s[q] = fma(xir, x[j0 + (kTop / kB) * q][r], s[q]);
-    }
-#pragma unroll
-    for (int q = 0; q < kQ; ++q) {
-      const int j = j0 + (kTop / kB) * q;
-      g[j][i] = s[q];
-      // Squares that over- or underflow (or a zero column): the Householder kernel's scaled
-      // path handles those columns.
-      if (i == j && j < b && !(s[q] >= SafeRange<T>::small && s[q] <= SafeRange<T>::big)) s_ok = 0;
-    }
-  }
-  __syncthreads();
-  mark(2);
-  if (s_ok == 0) {
-    if (tid == 0) *status = 0;
-    return;  // uniform
-  }
-  // Algorithm 2 by the whole block, by warp 0 with the columns in registers, or by four
-  // warps with a quarter of the rows each (warp_factor 0, 1, 4). The warps' versions take
-  // full 32-column panels only (they are unrolled over them).
-  bool factored;
-  if (warp_factor == 1 && b == kB)
-    factored = ah::factor_block_warp<T, kB>(x, g, d, s_tau, threshold, detail::kAhMaxAmplification);
-  else if (warp_factor == 4 && b == kB && kTop >= 128)
-    factored =
-        ah::factor_block_warps<T, kB>(x, g, d, s_tau, threshold, detail::kAhMaxAmplification);
-  else
-    factored = ah::factor_block<T, kB, kTop>(x, g, d, s_tau, b, threshold,
-                                             detail::kAhMaxAmplification) == b;
-  mark(3);
-  if (!factored) {
-    if (tid == 0) *status = 0;
-    return;  // uniform: nothing of the panel was written
-  }
-  // M = V^T V = V_T^T V_T + D^T B D (V_B = P_B D, so V_B^T V_B = D^T B D), strictly upper
-  // part (all larft reads): g := E = B D first (D upper triangular), then M into bg's
-  // strictly upper part, which E's products no longer read.
-  // Both products over all 32 terms, unrolled: D is zero below its diagonal and past b, B
-  // and X past b (thread t: entries i = t / 32 + 8 q of column j = t % 32).
-  {
-    const int j = tid % kB, i0 = tid / kB;
-    T e[kQ];
-#pragma unroll
-    for (int q = 0; q < kQ; ++q) e[q] = T(0);
-#pragma unroll 8
-    for (int k = 0; k < kB; ++k) {
-      const T dkj = d[j][k];
-#pragma unroll
-      for (int q = 0; q < kQ; ++q) e[q] = fma(bg[k][i0 + (kTop / kB) * q], dkj, e[q]);
-    }
-#pragma unroll
-    for (int q = 0; q < kQ; ++q) g[j][i0 + (kTop / kB) * q] = e[q];
-  }
-  __syncthreads();
-  {
-    const int j = tid % kB, i0 = tid / kB;
-    // V_T(r, c) is 1 for r == c, X(r, c) below the diagonal, 0 above: rows r >= j count.
-    T s[kQ];
-#pragma unroll
-    for (int q = 0; q < kQ; ++q) s[q] = x[i0 + (kTop / kB) * q][j];
-#pragma unroll 8
-    for (int r = 0; r < kB; ++r) {
-      const T xjr = r > j ? x[j][r] : T(0), gjr = g[j][r];
-#pragma unroll
-      for (int q = 0; q < kQ; ++q) {
-        const int i = i0 + (kTop / kB) * q;
-        s[q] = fma(x[i][r], xjr, fma(d[i][r], gjr, s[q]));
-      }
-    }
-#pragma unroll
-    for (int q = 0; q < kQ; ++q) {
-      const int i = i0 + (kTop / kB) * q;
-      if (i < j && j < b) bg[j][i] = s[q];
-    }
-  }
-  __syncthreads();
-  mark(4);
-  // T = (diag(1 / tau) + strictly_upper(M))^{-1} (larft's T), into g (T(r, c) at g[c][r]).
-  if (b == kB) {
-    // Full panels: by rows, one lane each. Row i of T is the recurrence T(i, j) = -tau_j
-    // sum_{i <= l < j} T(i, l) M(l, j) over j in order, with no data from the other rows:
-    // one warp, no barrier (measured: 6.9k cycles by the doubling below, FP64, session 17).
-    if (tid < kB) {
-      const int i = tid;
-      T trow[kB];  // T(i, :); zero left of the diagonal, so the sums can run from l = 0
-#pragma unroll
-      for (int j = 0; j < kB; ++j) {
-        T s0 = 0, s1 = 0;
-#pragma unroll
-        for (int l = 0; l + 1 < j; l += 2) {
-          s0 = fma(trow[l], bg[j][l], s0);
-          s1 = fma(trow[l + 1], bg[j][l + 1], s1);
-        }
-        if (j % 2 == 1) s0 = fma(trow[j - 1], bg[j][j - 1], s0);
-        const T tj = s_tau[j];
-        trow[j] = j > i ? -tj * (s0 + s1) : (j == i ? tj : T(0));
-      }
-#pragma unroll
-      for (int j = 0; j < kB; ++j) g[j][i] = trow[j];
-    }
-    __syncthreads();
-  } else {
-    // Otherwise by doubling: with T's diagonal blocks of size s known, each off-diagonal block
-    // of the 2s blocks is T12 = -T11 (M12 T22), all blocks of a level at once (W = M12 T22 in
-    // wb): log2(b) levels of short products instead of b dependent steps.
-    for (int idx = tid; idx < b * b; idx += kTop) {
-      const int i = idx % b, j = idx / b;
-      g[j][i] = i == j ? s_tau[i] : T(0);
-    }
-    __syncthreads();
-    // Entry e of a level (sz = 2^lg) maps to block e / sz^2 (rows p .. p + sz - 1, columns
-    // p + sz .. p + 2 sz - 1, p = 2 sz block) and, within it, row e % sz, column (e % sz^2) / sz:
-    // at most b sz / 2 <= 256 entries, about one per thread.
-    for (int lg = 0; (1 << lg) < b; ++lg) {
-      const int sz = 1 << lg;
-      const int total = ((b + 2 * sz - 1) >> (lg + 1)) << (2 * lg);
-      for (int e = tid; e < total; e += kTop) {
-        const int p = (e >> (2 * lg)) << (lg + 1), i = p + (e & (sz - 1));
-        const int j = p + sz + ((e >> lg) & (sz - 1));
-        if (j >= b) continue;
-        T s = 0;
-#pragma unroll 4
-      for (int l = p + sz; l <= j; ++l) s += bg[l][i] * g[j][l];  // M(i, l) T(l, j)
-      wb[j][i] = s;
-    }
-    __syncthreads();
-    for (int e = tid; e < total; e += kTop) {
-      const int p = (e >> (2 * lg)) << (lg + 1), i = p + (e & (sz - 1));
-      const int j = p + sz + ((e >> lg) & (sz - 1));
-      if (j >= b) continue;
-      T s = 0;
-#pragma unroll 4
-      for (int l = i; l < p + sz; ++l) s += g[l][i] * wb[j][l];  // T(i, l) W(l, j)
-      g[j][i] = -s;
-    }
-    __syncthreads();
-  }
-  }
-  mark(5);
-  // R and V_T in place, the explicit V's top rows, tau, T, D for the scaling kernel.
-  for (int idx = tid; idx < b * b; idx += kTop) {
-    const int i = idx % b, j = idx / b;
-    a[i + j * lda] = x[j][i];
-    v[i + j * ldv] = i > j ? x[j][i] : (i == j ? T(1) : T(0));
-    d_out[i + j * kB] = d[j][i];
-    if (t_out != nullptr) t_out[i + j * ldt] = g[j][i];
-  }
-  if (tid < b) tau_out[tid] = s_tau[tid];
-  if (tid == 0) *status = 1;
-  mark(6);
+  ah::top_finish<T, kTop>(x, g, d, bg, wb, s_tau, &s_ok, a, lda, b, tau_out, v, ldv, t_out, ldt,
+                          d_out, status, threshold, warp_factor, trace ? g_ah_clocks : nullptr);
 }
 
 /// V_B = P_B D for rows b..h (status 1 only), one row per thread: row i's b entries in

@@ -85,6 +85,8 @@ void fill(detail::ContextImpl&, MatrixView<T>, T) {
 
 void panel_qr_single_block(int) {}
 void panel_qr_ah_mode(int) {}
+void panel_qr_ah_step_mode(int) {}
+bool panel_qr_ah_step_wanted(int, int, std::int64_t, std::int64_t, std::int64_t) { return false; }
 void panel_qr_ah_warp_mode(int) {}
 void panel_qr_ah_trace(bool) {}
 void panel_qr_ah_trace_clocks(long long* out) {
@@ -113,6 +115,11 @@ template <class T>
 void panel_qr(detail::ContextImpl&, MatrixView<T>, VectorView<T>, MatrixView<T>,
               MatrixView<T>) {
   detail::not_compiled("cuda panel_qr");
+}
+template <class T>
+void panel_qr_update(detail::ContextImpl&, MatrixView<T>, std::int64_t, VectorView<T>,
+                     MatrixView<T>, MatrixView<T>, MatrixView<T>) {
+  detail::not_compiled("cuda panel_qr_update");
 }
 template <class T>
 void form_v(detail::ContextImpl&, MatrixView<const T>, MatrixView<T>) {

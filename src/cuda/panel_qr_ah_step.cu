@@ -1,0 +1,370 @@
+// One inner panel of the blocked QR's outer panel by QRF-AH, with its update of the outer
+// panel's next columns, in one cluster launch (the "AH step"). The AH panel (panel_qr_ah.cu)
+// takes three launches for the panel (Gram pass, b x b kernel, scaling) and the driver three
+// cuBLAS GEMMs (larfb) and a laset after it: about eight dependent launches per 32 columns,
+// which is what bounds geqrf at n = 1024 (docs/fused_outer_panel_notes.md). Here one cluster
+// of up to kCluster blocks, each holding a slice of the rows, does:
+//   1. its slice's partial Gram matrix B_c = P_B^T P_B (rows >= 32) into shared memory;
+//      cluster barrier;
+//   2. block 0: B = the partials summed in rank order through distributed shared memory,
+//      then the b x b kernel's work (ah::top_finish: Algorithm 2, V^T V, T, R, V_T, tau, D);
+//      cluster barrier; every block reads the status (declined: all return, nothing written);
+//   3. V_B = P_B D on each slice (in place and into the explicit V);
+//   4. each slice's partial W_c = V_c^T C_c (C: the outer panel's next `rest` <= 96 columns);
+//      cluster barrier; W = the partials in rank order, Y = T^T W in every block;
+//      C_c -= V_c Y; cluster barrier (the partials are read before any block exits).
+// Where Algorithm 2 declines, the host has already enqueued the Householder kernel (skip =
+// status) and this kernel again in update-only mode (it returns unless status is 0), so the
+// host never waits. The result is the AH panel's followed by larfb's, up to rounding.
+#include <cooperative_groups.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <cstdlib>
+#include <limits>
+#include <mutex>
+
+#include "src/core/blocked_kernels.hpp"
+#include "src/core/qrf_ah_kernels.hpp"
+#include "src/cuda/ah_top.cuh"
+#include "src/cuda/check.hpp"
+#include "src/cuda/panel_qr.hpp"
+#include "src/cuda/panel_qr_ah_step.hpp"
+
+namespace gpuqr::kernels::cuda {
+namespace {
+
+namespace cg = cooperative_groups;
+using ah::kB;
+
+constexpr int kThreads = 256;
+constexpr int kCluster = 8;        // portable cluster size
+constexpr int kMaxRest = 96;       // the outer panel's columns after the inner one (jb <= 128)
+constexpr int kRestQ = kMaxRest / 8;  // W / Y entries per thread: column tid / 32 + 8 q
+constexpr int kMaxRowsPerBlock = 512;
+constexpr int kPad = kMaxRest + 1;
+
+template <class T>
+struct StepArgs {
+  T* a;             // the panel's top-left entry: P = a(0:h, 0:32), C = a(0:h, 32:32 + rest)
+  std::int64_t lda;
+  std::int64_t h;
+  int rest;
+  T* tau;
+  T* v;             // the explicit V (h x 32)
+  std::int64_t ldv;
+  T* t;             // T (32 x 32)
+  std::int64_t ldt;
+  T* d;             // workspace: D (kB x kB)
+  int* status;      // workspace: 1 when the AH step factored the panel, 0 when it declined
+  double threshold;
+  int warp_factor;
+  int rows;         // rows per block (a multiple of 32)
+  int update_only;  // 1: only step 4, and only when *status == 0
+};
+
+/// Dynamic shared memory: the Gram partial (sg, [col][row]), W's partial and sum (sw, sy:
+/// [row i][column j]), Y (sz), a 32-row tile of V (sv, [row][col]) and of C (sc), and D or T
+/// (sd, [row][col]).
+template <class T>
+constexpr std::size_t step_smem_bytes() {
+  return sizeof(T) * (std::size_t(kB) * (kB + 1) * 3 + std::size_t(kB) * kPad * 3 +
+                      std::size_t(32) * kPad);
+}
+
+/// Block 0's b x b work, compiled apart (not inlined) so that its register allocation is its
+/// own: inlined into the step kernel it spilled (4 KB of stack in FP64).
+template <class T>
+__device__ __noinline__ void step_top(T (*x)[kB + 1], T (*g)[kB + 1], T (*d)[kB + 1],
+                                      T (*bg)[kB + 1], T (*wb)[kB + 1], T* s_tau, int* s_ok,
+                                      const StepArgs<T>& p) {
+  ah::top_finish<T, kThreads>(x, g, d, bg, wb, s_tau, s_ok, p.a, p.lda, kB, p.tau, p.v, p.ldv,
+                              p.t, p.ldt, p.d, p.status, p.threshold, p.warp_factor, nullptr);
+}
+
+/// V_B = P_B D for rows lo..r1, one row per thread, from the last column down (D upper
+/// triangular, in sd as [row][col]); compiled apart for the same reason.
+template <class T>
+__device__ __noinline__ void step_scale(const StepArgs<T>& p, std::int64_t lo, std::int64_t r1,
+                                        const T (*sd)[kB + 1]) {
+  for (std::int64_t i = lo + threadIdx.x; i < r1; i += kThreads) {
+    T row[kB];
+#pragma unroll
+    for (int k = 0; k < kB; ++k) row[k] = p.a[i + k * p.lda];
+#pragma unroll
+    for (int j = kB - 1; j >= 0; --j) {
+      T s = 0;
+#pragma unroll
+      for (int k = 0; k <= j; ++k) s = fma(row[k], sd[k][j], s);
+      row[j] = s;
+    }
+#pragma unroll
+    for (int j = 0; j < kB; ++j) {
+      p.a[i + j * p.lda] = row[j];
+      p.v[i + j * p.ldv] = row[j];
+    }
+  }
+}
+
+template <class T>
+__global__ void __launch_bounds__(kThreads) ah_step_kernel(StepArgs<T> p) {
+  cg::cluster_group cluster = cg::this_cluster();
+  const int rank = static_cast<int>(cluster.block_rank());
+  const int nblocks = static_cast<int>(cluster.num_blocks());
+  extern __shared__ __align__(16) unsigned char smem_raw[];
+  T* sm = reinterpret_cast<T*>(smem_raw);
+  auto take32 = [&]() {
+    auto r = reinterpret_cast<T(*)[kB + 1]>(sm);
+    sm += kB * (kB + 1);
+    return r;
+  };
+  auto take_rest = [&](int rows) {
+    auto r = reinterpret_cast<T(*)[kPad]>(sm);
+    sm += rows * kPad;
+    return r;
+  };
+  T(*sg)[kB + 1] = take32();
+  T(*sv)[kB + 1] = take32();
+  T(*sd)[kB + 1] = take32();
+  T(*sw)[kPad] = take_rest(kB);
+  T(*sy)[kPad] = take_rest(kB);
+  T(*sz)[kPad] = take_rest(kB);
+  T(*sc)[kPad] = take_rest(32);
+  __shared__ T x[kB][kB + 1], g[kB][kB + 1], d[kB][kB + 1], bg[kB][kB + 1], wb[kB][kB + 1];
+  __shared__ T s_tau[kB];
+  __shared__ int s_ok;
+  const int tid = static_cast<int>(threadIdx.x);
+  const std::int64_t r0 = static_cast<std::int64_t>(rank) * p.rows;
+  const std::int64_t r1 = min(p.h, r0 + p.rows);
+  const std::int64_t lo = max(r0, static_cast<std::int64_t>(kB));  // this slice below the top
+  if (p.update_only != 0) {
+    if (*p.status != 0) return;  // uniform: the AH step factored and updated
+  } else {
+    T acc[4];
+    ah::gram_rows<T>(p.a, p.lda, lo, r1, kB, sv, acc);
+    {
+      const int gi = tid % 32, gj = tid / 32;
+#pragma unroll
+      for (int q = 0; q < 4; ++q) sg[gj + 8 * q][gi] = acc[q];
+    }
+    cluster.sync();  // every block's partial is complete
+    if (rank == 0) {
+      for (int idx = tid; idx < kB * kB; idx += kThreads) {
+        const int i = idx % kB, j = idx / kB;
+        T s = 0;
+        for (int r = 0; r < nblocks; ++r) s += cluster.map_shared_rank(&sg[j][i], r)[0];
+        bg[j][i] = s;
+        x[j][i] = p.a[i + j * p.lda];
+        d[j][i] = i == j ? T(1) : T(0);
+      }
+      if (tid == 0) s_ok = 1;
+      __syncthreads();
+      step_top<T>(x, g, d, bg, wb, s_tau, &s_ok, p);
+    }
+    cluster.sync();  // the partials are read; block 0's outputs are visible to the cluster
+    if (*p.status != 1) return;  // uniform: the Householder kernel factors the panel
+    for (int idx = tid; idx < kB * kB; idx += kThreads) {
+      const int i = idx % kB, j = idx / kB;
+      sd[i][j] = p.d[i + j * kB];
+    }
+    __syncthreads();
+    step_scale<T>(p, lo, r1, sd);
+    __syncthreads();  // this block's V rows, written above, are read below
+  }
+  if (p.rest == 0) return;  // (no block reads another's shared memory after this point)
+  const int rest = p.rest;
+  const T* c_in = p.a + kB * p.lda;
+  T* c = p.a + kB * p.lda;
+  const int ti = tid % 32, tj = tid / 32;  // W / Y entries (ti, tj + 8 q)
+  // W_c = V(r0:r1)^T C(r0:r1), by 32-row tiles.
+  T acc[kRestQ];
+#pragma unroll
+  for (int q = 0; q < kRestQ; ++q) acc[q] = T(0);
+  for (std::int64_t base = r0; base < r1; base += 32) {
+    for (int idx = tid; idx < 32 * kB; idx += kThreads) {
+      const int rr = idx % 32, cc = idx / 32;
+      const std::int64_t row = base + rr;
+      sv[rr][cc] = row < r1 ? p.v[row + cc * p.ldv] : T(0);
+    }
+    for (int idx = tid; idx < 32 * rest; idx += kThreads) {
+      const int rr = idx % 32, cc = idx / 32;
+      const std::int64_t row = base + rr;
+      sc[rr][cc] = row < r1 ? c_in[row + cc * p.lda] : T(0);
+    }
+    __syncthreads();
+#pragma unroll 4
+    for (int rr = 0; rr < 32; ++rr) {
+      const T vi = sv[rr][ti];
+#pragma unroll
+      for (int q = 0; q < kRestQ; ++q) {
+        const int j = tj + 8 * q;
+        if (j < rest) acc[q] = fma(vi, sc[rr][j], acc[q]);
+      }
+    }
+    __syncthreads();
+  }
+#pragma unroll
+  for (int q = 0; q < kRestQ; ++q) {
+    const int j = tj + 8 * q;
+    if (j < rest) sw[ti][j] = acc[q];
+  }
+  for (int idx = tid; idx < kB * kB; idx += kThreads) {
+    const int i = idx % kB, j = idx / kB;
+    sd[i][j] = p.t[i + j * p.ldt];  // T (written by block 0 or the Householder kernel)
+  }
+  cluster.sync();  // every block's partial W is complete
+  // W = the partials in rank order (the same bits in every block), then Y = T^T W.
+  for (int idx = tid; idx < kB * rest; idx += kThreads) {
+    const int i = idx % kB, j = idx / kB;
+    T s = 0;
+    for (int r = 0; r < nblocks; ++r) s += cluster.map_shared_rank(&sw[i][j], r)[0];
+    sy[i][j] = s;
+  }
+  __syncthreads();
+  for (int idx = tid; idx < kB * rest; idx += kThreads) {
+    const int i = idx % kB, j = idx / kB;
+    T s = 0;
+    for (int l = 0; l <= i; ++l) s = fma(sd[l][i], sy[l][j], s);  // T(l, i) W(l, j)
+    sz[i][j] = s;
+  }
+  __syncthreads();
+  // C(r0:r1) -= V(r0:r1) Y, by 32-row tiles of V.
+  for (std::int64_t base = r0; base < r1; base += 32) {
+    for (int idx = tid; idx < 32 * kB; idx += kThreads) {
+      const int rr = idx % 32, cc = idx / 32;
+      const std::int64_t row = base + rr;
+      sv[rr][cc] = row < r1 ? p.v[row + cc * p.ldv] : T(0);
+    }
+    __syncthreads();
+    const std::int64_t row = base + ti;
+    if (row < r1) {
+#pragma unroll
+      for (int q = 0; q < kRestQ; ++q) {
+        const int j = tj + 8 * q;
+        if (j < rest) {
+          T s = 0;
+#pragma unroll 8
+          for (int l = 0; l < kB; ++l) s = fma(sv[ti][l], sz[l][j], s);
+          c[row + j * p.lda] -= s;
+        }
+      }
+    }
+    __syncthreads();
+  }
+  cluster.sync();  // no block exits while another may still read its partial W
+}
+
+
+template <class T>
+bool step_prepared(int device) {
+  static std::mutex mutex;
+  static int state[64] = {};  // 0 unknown, 1 ready, -1 unavailable
+  std::lock_guard<std::mutex> lock(mutex);
+  if (device < 0 || device >= 64) return false;
+  if (state[device] == 0) {
+    const cudaError_t e = cudaFuncSetAttribute(
+        ah_step_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+        static_cast<int>(step_smem_bytes<T>()));
+    state[device] = e == cudaSuccess ? 1 : -1;
+    if (e != cudaSuccess) (void)cudaGetLastError();
+  }
+  return state[device] == 1;
+}
+
+std::atomic<int> step_override{-1};
+
+template <class T>
+void launch_step(detail::ContextImpl& ctx, const StepArgs<T>& args, int blocks) {
+  StepArgs<T> a = args;
+  void* params[] = {&a};
+  cudaLaunchConfig_t cfg{};
+  cfg.gridDim = dim3(static_cast<unsigned>(blocks));
+  cfg.blockDim = dim3(kThreads);
+  cfg.dynamicSmemBytes = step_smem_bytes<T>();
+  cfg.stream = ctx.stream;
+  cudaLaunchAttribute attr{};
+  attr.id = cudaLaunchAttributeClusterDimension;
+  attr.val.clusterDim.x = static_cast<unsigned>(blocks);
+  attr.val.clusterDim.y = 1;
+  attr.val.clusterDim.z = 1;
+  cfg.attrs = &attr;
+  cfg.numAttrs = 1;
+  GPUQR_CUDA_CHECK(
+      cudaLaunchKernelExC(&cfg, reinterpret_cast<const void*>(ah_step_kernel<T>), params));
+  GPUQR_CUDA_CHECK_LAUNCH(ctx.stream);
+}
+
+}  // namespace
+
+void panel_qr_ah_step_mode(int mode) { step_override.store(mode); }
+int panel_qr_ah_step_override() { return step_override.load(); }
+
+bool panel_qr_ah_step_wanted(int device, int elem_bytes, std::int64_t h, std::int64_t b,
+                             std::int64_t rest) {
+  const int mode = step_override.load();
+  if (mode == 0) return false;
+  static const bool env_off = [] {
+    const char* text = std::getenv("GPUQR_AH_STEP");
+    return text != nullptr && std::string(text) == "0";
+  }();
+  if (mode < 0 && env_off) return false;
+  const std::int64_t min_rows = panel_qr_ah_min_rows(elem_bytes);
+  if (min_rows <= 0 || h < std::max<std::int64_t>(min_rows, 2 * kB)) return false;
+  if (b != kB || rest < 0 || rest > kMaxRest) return false;
+  if (h > static_cast<std::int64_t>(kCluster) * kMaxRowsPerBlock) return false;
+  return panel_qr_fused_fits(device, elem_bytes, h, kB);
+}
+
+std::int64_t panel_qr_ah_step_workspace_elems() { return kB * kB + 32; }
+
+template <class T>
+bool panel_qr_ah_step(detail::ContextImpl& ctx, MatrixView<T> panel, VectorView<T> tau,
+                      MatrixView<T> v, MatrixView<T> t, T* step_ws, T* panel_ws) {
+  const std::int64_t h = panel.rows();
+  const std::int64_t rest = panel.cols() - kB;
+  if (t.empty() || !panel_qr_ah_step_wanted(ctx.device, static_cast<int>(sizeof(T)), h,
+                                            std::min<std::int64_t>(panel.cols(), kB), rest)) {
+    return false;
+  }
+  if (!step_prepared<T>(ctx.device)) return false;
+  // As many blocks (at most kCluster) as give each about 128 rows, whole 32-row tiles.
+  int blocks = static_cast<int>(std::min<std::int64_t>(kCluster, std::max<std::int64_t>(1, h / 128)));
+  std::int64_t rows = (h + blocks - 1) / blocks;
+  rows = (rows + 31) / 32 * 32;
+  blocks = static_cast<int>((h + rows - 1) / rows);
+  const double threshold = std::max(detail::kAhRemainingFraction,
+                                    std::sqrt(double(std::numeric_limits<T>::epsilon())));
+  int* status = reinterpret_cast<int*>(step_ws + kB * kB);
+  static const int env_warp = [] {
+    const char* text = std::getenv("GPUQR_AH_WARP");
+    const int w = text != nullptr && *text != '\0' ? std::atoi(text) : 4;
+    return w == 1 || w == 0 ? w : 4;
+  }();
+  const int warp_mode = panel_qr_ah_warp_override();
+  StepArgs<T> args{panel.data(), panel.ld(), h, static_cast<int>(rest), tau.data(), v.data(),
+                   v.ld(), t.data(), t.ld(), step_ws, status, threshold,
+                   warp_mode < 0 ? env_warp : warp_mode, static_cast<int>(rows), 0};
+  launch_step<T>(ctx, args, blocks);
+  // Where it declined: the Householder kernel on the panel, then the update alone.
+  MatrixView<T> p32(panel.data(), h, kB, panel.ld(), panel.space(), panel.device());
+  if (!panel_qr_fused<T>(ctx, p32, tau, v, t, panel_ws, status)) {
+    // Cannot happen (panel_qr_ah_step_wanted checked that it fits); the step's result stands
+    // only where it factored, so this would be a silent gap: fail loudly instead.
+    GPUQR_THROW(Error, "panel_qr_ah_step: the fallback panel kernel did not launch");
+  }
+  if (rest > 0) {
+    args.update_only = 1;
+    launch_step<T>(ctx, args, blocks);
+  }
+  return true;
+}
+
+template bool panel_qr_ah_step<float>(detail::ContextImpl&, MatrixView<float>, VectorView<float>,
+                                      MatrixView<float>, MatrixView<float>, float*, float*);
+template bool panel_qr_ah_step<double>(detail::ContextImpl&, MatrixView<double>,
+                                       VectorView<double>, MatrixView<double>, MatrixView<double>,
+                                       double*, double*);
+
+}  // namespace gpuqr::kernels::cuda
