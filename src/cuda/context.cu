@@ -155,6 +155,13 @@ void cuda_init_context(ContextImpl& impl, int device, CudaStream stream) {
                                                      : CUBLAS_FP64_EMULATED_FIXEDPOINT_MATH));
     }
 
+    // Measurements only: GPUQR_GEMM_SMS=N has the context's own lane's GEMMs target N
+    // multiprocessors (cublasSetSmCountTarget), leaving the rest to the second lane's panels
+    // (the look-ahead); the second lane keeps cuBLAS's default (cuda_aux_lane).
+    if (const char* sms = std::getenv("GPUQR_GEMM_SMS"); sms != nullptr && std::atoi(sms) > 0) {
+      GPUQR_CUBLAS_CHECK(cublasSetSmCountTarget(blas, std::atoi(sms)));
+    }
+
     cusolverDnHandle_t solver = nullptr;
     GPUQR_CUSOLVER_CHECK(cusolverDnCreate(&solver));
     impl.cusolver = solver;
@@ -222,6 +229,7 @@ ContextImpl& cuda_aux_lane(ContextImpl& impl) {
     GPUQR_CUDA_CHECK(cudaStreamCreateWithPriority(&stream, cudaStreamNonBlocking, greatest));
     try {
       cuda_init_context(*aux, impl.device, stream);
+      GPUQR_CUBLAS_CHECK(cublasSetSmCountTarget(static_cast<cublasHandle_t>(aux->cublas), 0));
     } catch (...) {
       (void)cudaStreamDestroy(stream);
       throw;

@@ -40,7 +40,7 @@ namespace cg = cooperative_groups;
 using ah::kB;
 
 constexpr int kThreads = 256;
-constexpr int kCluster = 8;        // portable cluster size
+constexpr int kCluster = 8;        // portable cluster size (GPUQR_AH_STEP_CLUSTER: 2 or 4)
 constexpr int kMaxRest = 96;       // the outer panel's columns after the inner one (jb <= 128)
 constexpr int kRestQ = kMaxRest / 8;  // W / Y entries per thread: column tid / 32 + 8 q
 constexpr int kMaxRowsPerBlock = 512;
@@ -65,13 +65,16 @@ struct StepArgs {
   int update_only;  // 1: only step 4, and only when *status == 0
 };
 
-/// Dynamic shared memory: the Gram partial (sg, [col][row]), W's partial and sum (sw, sy:
-/// [row i][column j]), Y (sz), a 32-row tile of V (sv, [row][col]) and of C (sc), and D or T
-/// (sd, [row][col]).
+/// Dynamic shared memory, kept small so that the blocks find room beside the trailing update's
+/// GEMM (the panels run on the second lane while it runs): the Gram partial (sg, [col][row]),
+/// a 32-row tile of V (sv, [row][col]), D or T (sd, [row][col]), then one region used first by
+/// block 0's b x b work (x, g, d, bg, wb and tau) and later by W's partial (sw) and W, then Y
+/// (sy), both [row i][column j].
+constexpr std::size_t kSq = std::size_t(kB) * (kB + 1);
+constexpr std::size_t kUnion = std::max(5 * kSq + kB, 2 * std::size_t(kB) * kPad);
 template <class T>
 constexpr std::size_t step_smem_bytes() {
-  return sizeof(T) * (std::size_t(kB) * (kB + 1) * 3 + std::size_t(kB) * kPad * 3 +
-                      std::size_t(32) * kPad);
+  return sizeof(T) * (3 * kSq + kUnion);
 }
 
 /// Block 0's b x b work, compiled apart (not inlined) so that its register allocation is its
@@ -128,12 +131,16 @@ __global__ void __launch_bounds__(kThreads) ah_step_kernel(StepArgs<T> p) {
   T(*sg)[kB + 1] = take32();
   T(*sv)[kB + 1] = take32();
   T(*sd)[kB + 1] = take32();
+  T* region = sm;
   T(*sw)[kPad] = take_rest(kB);
   T(*sy)[kPad] = take_rest(kB);
-  T(*sz)[kPad] = take_rest(kB);
-  T(*sc)[kPad] = take_rest(32);
-  __shared__ T x[kB][kB + 1], g[kB][kB + 1], d[kB][kB + 1], bg[kB][kB + 1], wb[kB][kB + 1];
-  __shared__ T s_tau[kB];
+  sm = region;  // block 0's b x b work, before sw and sy are used
+  T(*x)[kB + 1] = take32();
+  T(*g)[kB + 1] = take32();
+  T(*d)[kB + 1] = take32();
+  T(*bg)[kB + 1] = take32();
+  T(*wb)[kB + 1] = take32();
+  T* s_tau = sm;
   __shared__ int s_ok;
   const int tid = static_cast<int>(threadIdx.x);
   const std::int64_t r0 = static_cast<std::int64_t>(rank) * p.rows;
@@ -175,7 +182,6 @@ __global__ void __launch_bounds__(kThreads) ah_step_kernel(StepArgs<T> p) {
   }
   if (p.rest == 0) return;  // (no block reads another's shared memory after this point)
   const int rest = p.rest;
-  const T* c_in = p.a + kB * p.lda;
   T* c = p.a + kB * p.lda;
   const int ti = tid % 32, tj = tid / 32;  // W / Y entries (ti, tj + 8 q)
   // W_c = V(r0:r1)^T C(r0:r1), by 32-row tiles.
@@ -188,19 +194,18 @@ __global__ void __launch_bounds__(kThreads) ah_step_kernel(StepArgs<T> p) {
       const std::int64_t row = base + rr;
       sv[rr][cc] = row < r1 ? p.v[row + cc * p.ldv] : T(0);
     }
-    for (int idx = tid; idx < 32 * rest; idx += kThreads) {
-      const int rr = idx % 32, cc = idx / 32;
-      const std::int64_t row = base + rr;
-      sc[rr][cc] = row < r1 ? c_in[row + cc * p.lda] : T(0);
-    }
     __syncthreads();
+    // C's entries straight from global memory: a warp's lanes all read the same one (its
+    // columns tj + 8 q are its own), one transaction each.
+    const int rows = static_cast<int>(r1 - base < 32 ? r1 - base : 32);
 #pragma unroll 4
-    for (int rr = 0; rr < 32; ++rr) {
+    for (int rr = 0; rr < rows; ++rr) {
       const T vi = sv[rr][ti];
+      const T* crow = c + base + rr;
 #pragma unroll
       for (int q = 0; q < kRestQ; ++q) {
         const int j = tj + 8 * q;
-        if (j < rest) acc[q] = fma(vi, sc[rr][j], acc[q]);
+        if (j < rest) acc[q] = fma(vi, crow[j * p.lda], acc[q]);
       }
     }
     __syncthreads();
@@ -223,11 +228,23 @@ __global__ void __launch_bounds__(kThreads) ah_step_kernel(StepArgs<T> p) {
     sy[i][j] = s;
   }
   __syncthreads();
-  for (int idx = tid; idx < kB * rest; idx += kThreads) {
+  // Y = T^T W into registers, then over W (every entry of W is read before any is written).
+  T yq[kRestQ];
+#pragma unroll
+  for (int q = 0; q < kRestQ; ++q) {
+    const int idx = tid + kThreads * q;
     const int i = idx % kB, j = idx / kB;
     T s = 0;
-    for (int l = 0; l <= i; ++l) s = fma(sd[l][i], sy[l][j], s);  // T(l, i) W(l, j)
-    sz[i][j] = s;
+    if (j < rest)
+      for (int l = 0; l <= i; ++l) s = fma(sd[l][i], sy[l][j], s);  // T(l, i) W(l, j)
+    yq[q] = s;
+  }
+  __syncthreads();
+#pragma unroll
+  for (int q = 0; q < kRestQ; ++q) {
+    const int idx = tid + kThreads * q;
+    const int i = idx % kB, j = idx / kB;
+    if (j < rest) sy[i][j] = yq[q];
   }
   __syncthreads();
   // C(r0:r1) -= V(r0:r1) Y, by 32-row tiles of V.
@@ -246,7 +263,7 @@ __global__ void __launch_bounds__(kThreads) ah_step_kernel(StepArgs<T> p) {
         if (j < rest) {
           T s = 0;
 #pragma unroll 8
-          for (int l = 0; l < kB; ++l) s = fma(sv[ti][l], sz[l][j], s);
+          for (int l = 0; l < kB; ++l) s = fma(sv[ti][l], sy[l][j], s);
           c[row + j * p.lda] -= s;
         }
       }
@@ -329,8 +346,15 @@ bool panel_qr_ah_step(detail::ContextImpl& ctx, MatrixView<T> panel, VectorView<
     return false;
   }
   if (!step_prepared<T>(ctx.device)) return false;
-  // As many blocks (at most kCluster) as give each about 128 rows, whole 32-row tiles.
-  int blocks = static_cast<int>(std::min<std::int64_t>(kCluster, std::max<std::int64_t>(1, h / 128)));
+  // As many blocks (at most kCluster, or GPUQR_AH_STEP_CLUSTER) as give each about 128
+  // rows, whole 32-row tiles, at most kMaxRowsPerBlock.
+  static const int max_blocks = [] {
+    const char* text = std::getenv("GPUQR_AH_STEP_CLUSTER");
+    const int v = text != nullptr ? std::atoi(text) : 0;
+    return v >= 1 && v <= kCluster ? v : kCluster;
+  }();
+  int blocks = static_cast<int>(std::min<std::int64_t>(max_blocks, std::max<std::int64_t>(1, h / 128)));
+  while (static_cast<std::int64_t>(blocks) * kMaxRowsPerBlock < h && blocks < kCluster) ++blocks;
   std::int64_t rows = (h + blocks - 1) / blocks;
   rows = (rows + 31) / 32 * 32;
   blocks = static_cast<int>((h + rows - 1) / rows);
