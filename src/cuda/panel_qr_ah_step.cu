@@ -22,9 +22,11 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <limits>
 #include <mutex>
+#include <string>
 
 #include "src/core/blocked_kernels.hpp"
 #include "src/core/qrf_ah_kernels.hpp"
@@ -63,6 +65,7 @@ struct StepArgs {
   int warp_factor;
   int rows;         // rows per block (a multiple of 32)
   int update_only;  // 1: only step 4, and only when *status == 0
+  int trace;        // 1: record the phase clocks (GPUQR_AH_STEP_TRACE)
 };
 
 /// Dynamic shared memory, kept small so that the blocks find room beside the trailing update's
@@ -71,11 +74,18 @@ struct StepArgs {
 /// block 0's b x b work (x, g, d, bg, wb and tau) and later by W's partial (sw) and W, then Y
 /// (sy), both [row i][column j].
 constexpr std::size_t kSq = std::size_t(kB) * (kB + 1);
-constexpr std::size_t kUnion = std::max(5 * kSq + kB, 2 * std::size_t(kB) * kPad);
+constexpr int kCTile = 16;  // rows of C staged per step of W's partial product
+constexpr std::size_t kUnion =
+    std::max(5 * kSq + kB, (2 * std::size_t(kB) + kCTile) * kPad);
 template <class T>
 constexpr std::size_t step_smem_bytes() {
   return sizeof(T) * (3 * kSq + kUnion);
 }
+
+// Measurements only (GPUQR_AH_STEP_TRACE=1): thread 0 of block 0 records clock64() at the
+// phase boundaries of each launch; the host prints them after a synchronize.
+constexpr int kStepTracePoints = 12;
+__device__ long long g_step_clocks[kStepTracePoints];
 
 /// Block 0's b x b work, compiled apart (not inlined) so that its register allocation is its
 /// own: inlined into the step kernel it spilled (4 KB of stack in FP64).
@@ -134,6 +144,7 @@ __global__ void __launch_bounds__(kThreads) ah_step_kernel(StepArgs<T> p) {
   T* region = sm;
   T(*sw)[kPad] = take_rest(kB);
   T(*sy)[kPad] = take_rest(kB);
+  T(*sc)[kPad] = take_rest(kCTile);
   sm = region;  // block 0's b x b work, before sw and sy are used
   T(*x)[kB + 1] = take32();
   T(*g)[kB + 1] = take32();
@@ -143,6 +154,10 @@ __global__ void __launch_bounds__(kThreads) ah_step_kernel(StepArgs<T> p) {
   T* s_tau = sm;
   __shared__ int s_ok;
   const int tid = static_cast<int>(threadIdx.x);
+  auto mark = [&](int point) {
+    if (p.trace != 0 && rank == 0 && tid == 0) g_step_clocks[point] = clock64();
+  };
+  mark(0);
   const std::int64_t r0 = static_cast<std::int64_t>(rank) * p.rows;
   const std::int64_t r1 = min(p.h, r0 + p.rows);
   const std::int64_t lo = max(r0, static_cast<std::int64_t>(kB));  // this slice below the top
@@ -156,21 +171,38 @@ __global__ void __launch_bounds__(kThreads) ah_step_kernel(StepArgs<T> p) {
 #pragma unroll
       for (int q = 0; q < 4; ++q) sg[gj + 8 * q][gi] = acc[q];
     }
+    mark(1);
     cluster.sync();  // every block's partial is complete
+    mark(2);
     if (rank == 0) {
-      for (int idx = tid; idx < kB * kB; idx += kThreads) {
-        const int i = idx % kB, j = idx / kB;
+      // The partials in rank order, each thread's loads all in flight together.
+      constexpr int kE = kB * kB / kThreads;
+      T part[kE][kCluster];
+#pragma unroll
+      for (int e = 0; e < kE; ++e) {
+        const int idx = tid + kThreads * e, i = idx % kB, j = idx / kB;
+#pragma unroll
+        for (int r = 0; r < kCluster; ++r)
+          part[e][r] = r < nblocks ? cluster.map_shared_rank(&sg[j][i], r)[0] : T(0);
+      }
+#pragma unroll
+      for (int e = 0; e < kE; ++e) {
+        const int idx = tid + kThreads * e, i = idx % kB, j = idx / kB;
         T s = 0;
-        for (int r = 0; r < nblocks; ++r) s += cluster.map_shared_rank(&sg[j][i], r)[0];
+#pragma unroll
+        for (int r = 0; r < kCluster; ++r) s += part[e][r];
         bg[j][i] = s;
         x[j][i] = p.a[i + j * p.lda];
         d[j][i] = i == j ? T(1) : T(0);
       }
       if (tid == 0) s_ok = 1;
       __syncthreads();
+      mark(3);
       step_top<T>(x, g, d, bg, wb, s_tau, &s_ok, p);
+      mark(4);
     }
     cluster.sync();  // the partials are read; block 0's outputs are visible to the cluster
+    mark(5);
     if (*p.status != 1) return;  // uniform: the Householder kernel factors the panel
     for (int idx = tid; idx < kB * kB; idx += kThreads) {
       const int i = idx % kB, j = idx / kB;
@@ -179,6 +211,7 @@ __global__ void __launch_bounds__(kThreads) ah_step_kernel(StepArgs<T> p) {
     __syncthreads();
     step_scale<T>(p, lo, r1, sd);
     __syncthreads();  // this block's V rows, written above, are read below
+    mark(6);
   }
   if (p.rest == 0) return;  // (no block reads another's shared memory after this point)
   const int rest = p.rest;
@@ -188,24 +221,25 @@ __global__ void __launch_bounds__(kThreads) ah_step_kernel(StepArgs<T> p) {
   T acc[kRestQ];
 #pragma unroll
   for (int q = 0; q < kRestQ; ++q) acc[q] = T(0);
-  for (std::int64_t base = r0; base < r1; base += 32) {
-    for (int idx = tid; idx < 32 * kB; idx += kThreads) {
-      const int rr = idx % 32, cc = idx / 32;
+  for (std::int64_t base = r0; base < r1; base += kCTile) {
+    for (int idx = tid; idx < kCTile * kB; idx += kThreads) {
+      const int rr = idx % kCTile, cc = idx / kCTile;
       const std::int64_t row = base + rr;
       sv[rr][cc] = row < r1 ? p.v[row + cc * p.ldv] : T(0);
     }
+    for (int idx = tid; idx < kCTile * rest; idx += kThreads) {
+      const int rr = idx % kCTile, cc = idx / kCTile;
+      const std::int64_t row = base + rr;
+      sc[rr][cc] = row < r1 ? c[row + cc * p.lda] : T(0);
+    }
     __syncthreads();
-    // C's entries straight from global memory: a warp's lanes all read the same one (its
-    // columns tj + 8 q are its own), one transaction each.
-    const int rows = static_cast<int>(r1 - base < 32 ? r1 - base : 32);
-#pragma unroll 4
-    for (int rr = 0; rr < rows; ++rr) {
+#pragma unroll
+    for (int rr = 0; rr < kCTile; ++rr) {
       const T vi = sv[rr][ti];
-      const T* crow = c + base + rr;
 #pragma unroll
       for (int q = 0; q < kRestQ; ++q) {
         const int j = tj + 8 * q;
-        if (j < rest) acc[q] = fma(vi, crow[j * p.lda], acc[q]);
+        if (j < rest) acc[q] = fma(vi, sc[rr][j], acc[q]);
       }
     }
     __syncthreads();
@@ -219,15 +253,24 @@ __global__ void __launch_bounds__(kThreads) ah_step_kernel(StepArgs<T> p) {
     const int i = idx % kB, j = idx / kB;
     sd[i][j] = p.t[i + j * p.ldt];  // T (written by block 0 or the Householder kernel)
   }
+  mark(7);
   cluster.sync();  // every block's partial W is complete
-  // W = the partials in rank order (the same bits in every block), then Y = T^T W.
+  mark(8);
+  // W = the partials in rank order (the same bits in every block), then Y = T^T W; each
+  // entry's loads from the cluster's blocks all in flight together.
   for (int idx = tid; idx < kB * rest; idx += kThreads) {
     const int i = idx % kB, j = idx / kB;
+    T part[kCluster];
+#pragma unroll
+    for (int r = 0; r < kCluster; ++r)
+      part[r] = r < nblocks ? cluster.map_shared_rank(&sw[i][j], r)[0] : T(0);
     T s = 0;
-    for (int r = 0; r < nblocks; ++r) s += cluster.map_shared_rank(&sw[i][j], r)[0];
+#pragma unroll
+    for (int r = 0; r < kCluster; ++r) s += part[r];
     sy[i][j] = s;
   }
   __syncthreads();
+  mark(9);
   // Y = T^T W into registers, then over W (every entry of W is read before any is written).
   T yq[kRestQ];
 #pragma unroll
@@ -270,7 +313,9 @@ __global__ void __launch_bounds__(kThreads) ah_step_kernel(StepArgs<T> p) {
     }
     __syncthreads();
   }
+  mark(10);
   cluster.sync();  // no block exits while another may still read its partial W
+  mark(11);
 }
 
 
@@ -369,8 +414,24 @@ bool panel_qr_ah_step(detail::ContextImpl& ctx, MatrixView<T> panel, VectorView<
   const int warp_mode = panel_qr_ah_warp_override();
   StepArgs<T> args{panel.data(), panel.ld(), h, static_cast<int>(rest), tau.data(), v.data(),
                    v.ld(), t.data(), t.ld(), step_ws, status, threshold,
-                   warp_mode < 0 ? env_warp : warp_mode, static_cast<int>(rows), 0};
+                   warp_mode < 0 ? env_warp : warp_mode, static_cast<int>(rows), 0, 0};
+  static const bool trace = [] {
+    const char* text = std::getenv("GPUQR_AH_STEP_TRACE");
+    return text != nullptr && std::string(text) == "1";
+  }();
+  args.trace = trace && !ctx.capturing ? 1 : 0;
   launch_step<T>(ctx, args, blocks);
+  if (args.trace != 0) {
+    // Measurements only: the launch's phase clocks (cycles from its start) on stderr.
+    long long clocks[kStepTracePoints] = {};
+    GPUQR_CUDA_CHECK(cudaStreamSynchronize(ctx.stream));
+    GPUQR_CUDA_CHECK(cudaMemcpyFromSymbol(clocks, g_step_clocks, sizeof clocks));
+    std::fprintf(stderr, "ah_step h %lld rest %lld blocks %d:", static_cast<long long>(h),
+                 static_cast<long long>(rest), blocks);
+    for (int i = 1; i < kStepTracePoints; ++i)
+      std::fprintf(stderr, " %lld", clocks[i] - clocks[0]);
+    std::fprintf(stderr, "\n");
+  }
   // Where it declined: the Householder kernel on the panel, then the update alone.
   MatrixView<T> p32(panel.data(), h, kB, panel.ld(), panel.space(), panel.device());
   if (!panel_qr_fused<T>(ctx, p32, tau, v, t, panel_ws, status)) {
