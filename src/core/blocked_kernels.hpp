@@ -25,8 +25,8 @@
                 MatrixView<T> v, MatrixView<T> t);                                            \
   /* panel_qr on the first ib columns of `panel` (h x w, ib <= w), then the other w - ib     \
      columns updated by the block reflector: larfb(left, trans, v, t, ...) with `work`        \
-     (ib x (w - ib)) as its scratch. CUDA fuses both into one cluster launch where it can     \
-     (the AH step, src/cuda/panel_qr_ah_step.cu); t must not be empty. */                     \
+     (ib x (w - ib)) as its scratch. CUDA can fuse both into one cluster launch (the AH step,  \
+     src/cuda/panel_qr_ah_step.cu; off by default); t must not be empty. */                   \
   template <class T>                                                                          \
   void panel_qr_update(detail::ContextImpl& ctx, MatrixView<T> panel, std::int64_t ib,        \
                        VectorView<T> tau, MatrixView<T> v, MatrixView<T> t,                   \
@@ -83,9 +83,9 @@ void panel_qr_single_block(int mode);
 /// first: -1 = default (panels of at least panel_qr_ah_min_rows rows unless
 /// GPUQR_PANEL_AH=0), 0 = never, 1 = every panel with h >= 2b.
 void panel_qr_ah_mode(int mode);
-/// The AH step (panel_qr_update's fused path, src/cuda/panel_qr_ah_step.cu): -1 default, 0
-/// never, 1 wherever it applies (tests and measurements); and whether it applies to an inner
-/// panel of h rows and width b followed by `rest` columns on `device`.
+/// The AH step (panel_qr_update's fused path, src/cuda/panel_qr_ah_step.cu; off by default,
+/// GPUQR_AH_STEP=1): -1 default, 0 never, 1 wherever it applies (tests and measurements); and
+/// whether it applies to an inner panel of h rows and width b followed by `rest` columns.
 void panel_qr_ah_step_mode(int mode);
 bool panel_qr_ah_step_wanted(int device, int elem_bytes, std::int64_t h, std::int64_t b,
                              std::int64_t rest);

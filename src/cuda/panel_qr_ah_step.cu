@@ -16,6 +16,14 @@
 // Where Algorithm 2 declines, the host has already enqueued the Householder kernel (skip =
 // status) and this kernel again in update-only mode (it returns unless status is 0), so the
 // host never waits. The result is the AH panel's followed by larfb's, up to rounding.
+//
+// Measured (session 20, H100, GPUQR_AH_STEP_TRACE): a step on 1024 rows and 96 more columns
+// takes ~290k cycles, ~146 us, where the AH panel's launches and larfb take ~68 us: Algorithm 2
+// and T 62k (the separate b x b kernel 48k), the scaling 14k, W's partials 46k, their sum and
+// Y 62k, C's update 87k; the phases after Algorithm 2 are plain FP64 loops on 8 warps per
+// block, bound by the FP64 pipe's latency. So it is off by default (GPUQR_AH_STEP=1 turns it
+// on); the next step is W and C's update on the tensor cores (DMMA, as gram_dmma.cuh) and the
+// scaling over more threads.
 #include <cooperative_groups.h>
 #include <cuda_runtime.h>
 
@@ -367,11 +375,14 @@ bool panel_qr_ah_step_wanted(int device, int elem_bytes, std::int64_t h, std::in
                              std::int64_t rest) {
   const int mode = step_override.load();
   if (mode == 0) return false;
-  static const bool env_off = [] {
+  // Off by default: measured slower than the AH panel and cuBLAS's larfb (session 20, H100:
+  // geqrf 1024 FP64 3.55 ms against 2.15-2.18; docs/PERF.md): its update phases, plain FP64
+  // loops on 8 warps per block, take 150k of a step's 290k cycles. GPUQR_AH_STEP=1 turns it on.
+  static const bool env_on = [] {
     const char* text = std::getenv("GPUQR_AH_STEP");
-    return text != nullptr && std::string(text) == "0";
+    return text != nullptr && std::string(text) == "1";
   }();
-  if (mode < 0 && env_off) return false;
+  if (mode < 0 && !env_on) return false;
   const std::int64_t min_rows = panel_qr_ah_min_rows(elem_bytes);
   if (min_rows <= 0 || h < std::max<std::int64_t>(min_rows, 2 * kB)) return false;
   if (b != kB || rest < 0 || rest > kMaxRest) return false;

@@ -13,12 +13,11 @@ namespace gpuqr::kernels::cuda {
 
 /// Whether the AH step takes an inner panel of h rows and width b followed by `rest` columns
 /// of its outer panel on `device`: b = 32, rest <= 96, h from the AH panel's fewest rows to
-/// 4096, the Householder fallback able to launch; not when GPUQR_AH_STEP=0 or
-/// panel_qr_ah_step_mode(0).
+/// 4096, the Householder fallback able to launch; only with GPUQR_AH_STEP=1 or
+/// panel_qr_ah_step_mode(1) (off by default: measured slower, see the .cu file).
 bool panel_qr_ah_step_wanted(int device, int elem_bytes, std::int64_t h, std::int64_t b,
                              std::int64_t rest);
-/// Tests and measurements: -1 default, 0 never, 1 wherever it applies (even with
-/// GPUQR_AH_STEP=0).
+/// Tests and measurements: -1 default (GPUQR_AH_STEP), 0 never, 1 wherever it applies.
 void panel_qr_ah_step_mode(int mode);
 int panel_qr_ah_step_override();
 /// Elements of T the step needs as its own workspace (D and the status word).
