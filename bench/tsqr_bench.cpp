@@ -304,83 +304,88 @@ void run_shape(const Options& o, std::int64_t m, std::int64_t n, double bandwidt
   const gpuqr::VectorView<T> tv(tau, n, gpuqr::MemorySpace::device, 0);
   for (const std::string& form : o.forms) {
     for (const std::string& name : o.methods) {
-     for (const std::string& variant : o.variants) {
-      // The variant's setting for this run only (restored below).
-      std::string knob, old_value;
-      bool had_old = false;
-      if (variant != "default") {
-        knob = variant.substr(0, variant.find('='));
-        const char* prev = std::getenv(knob.c_str());
-        had_old = prev != nullptr;
-        if (had_old) old_value = prev;
-        setenv(knob.c_str(), variant.substr(variant.find('=') + 1).c_str(), 1);
-      }
-      auto restore_knob = [&] {
-        if (knob.empty()) return;
-        if (had_old) {
-          setenv(knob.c_str(), old_value.c_str(), 1);
-        } else {
-          unsetenv(knob.c_str());
+      for (const std::string& variant : o.variants) {
+        // The variant's setting for this run only (restored below).
+        std::string knob, old_value;
+        bool had_old = false;
+        if (variant != "default") {
+          knob = variant.substr(0, variant.find('='));
+          const char* prev = std::getenv(knob.c_str());
+          had_old = prev != nullptr;
+          if (had_old) old_value = prev;
+          setenv(knob.c_str(), variant.substr(variant.find('=') + 1).c_str(), 1);
         }
-      };
-      gpuqr::TsqrOptions opts;
-      opts.method = gpuqr::parse_tsqr_method(name);
-      gpuqr::TsqrInfo used;
-      double ours = 0, orth = -1;
-      try {
-        if (form == "r" || form == "rb") {
-          // rb: TsqrOptions::borrow_input (no copy of A where Q stays A R^{-1}).
-          opts.borrow_input = form == "rb";
-          ours = time_ms(o.repeat, restore, [&] {
-            gpuqr::TallSkinnyQR<T> qr(ctx, gpuqr::MatrixView<const T>(av), opts);
-            used = qr.info();
-            ctx.synchronize();  // the object's storage is freed at the end of this scope
-          }, sync);
-        } else if (form == "explicit") {
-          ours = time_ms(o.repeat, restore,
-                         [&] { used = gpuqr::tsqr_explicit<T>(ctx, av, rv, opts); }, sync);
-          orth = orthogonality<T>(blas, a, m, n);
-        } else if (form == "geqrf") {
-          ours = time_ms(o.repeat, restore,
-                         [&] { used = gpuqr::tsqr_geqrf<T>(ctx, av, tv, opts); }, sync);
-        } else {
-          std::fprintf(stderr, "unknown form '%s'\n", form.c_str());
-          std::exit(2);
+        auto restore_knob = [&] {
+          if (knob.empty()) return;
+          if (had_old) {
+            setenv(knob.c_str(), old_value.c_str(), 1);
+          } else {
+            unsetenv(knob.c_str());
+          }
+        };
+        gpuqr::TsqrOptions opts;
+        opts.method = gpuqr::parse_tsqr_method(name);
+        gpuqr::TsqrInfo used;
+        double ours = 0, orth = -1;
+        try {
+          if (form == "r" || form == "rb") {
+            // rb: TsqrOptions::borrow_input (no copy of A where Q stays A R^{-1}).
+            opts.borrow_input = form == "rb";
+            ours = time_ms(
+                o.repeat, restore,
+                [&] {
+                  gpuqr::TallSkinnyQR<T> qr(ctx, gpuqr::MatrixView<const T>(av), opts);
+                  used = qr.info();
+                  ctx.synchronize();  // the object's storage is freed at the end of this scope
+                },
+                sync);
+          } else if (form == "explicit") {
+            ours = time_ms(
+                o.repeat, restore, [&] { used = gpuqr::tsqr_explicit<T>(ctx, av, rv, opts); },
+                sync);
+            orth = orthogonality<T>(blas, a, m, n);
+          } else if (form == "geqrf") {
+            ours = time_ms(
+                o.repeat, restore, [&] { used = gpuqr::tsqr_geqrf<T>(ctx, av, tv, opts); }, sync);
+          } else {
+            std::fprintf(stderr, "unknown form '%s'\n", form.c_str());
+            std::exit(2);
+          }
+        } catch (const std::exception& e) {
+          std::printf("%c %9lld %5lld %-8s %-21s error: %s\n", prec, (long long)m, (long long)n,
+                      form.c_str(), name.c_str(), e.what());
+          ++failures;
+          restore_knob();
+          continue;
         }
-      } catch (const std::exception& e) {
-        std::printf("%c %9lld %5lld %-8s %-21s error: %s\n", prec, (long long)m, (long long)n,
-                    form.c_str(), name.c_str(), e.what());
-        ++failures;
         restore_knob();
-        continue;
+        const double base = form == "explicit" ? base_full : base_geqrf;
+        const bool bad_orth = orth >= 0 && !(orth <= 100.0 * std::max(base_orth, 1e-300) + 1e-3);
+        if (bad_orth) ++failures;
+        // The method used, with the outer panels CholeskyQR factored (the blocked Householder
+        // QR's route on wide tall shapes) as "+cpN".
+        std::string used_name = gpuqr::to_string(used.method);
+        if (used.cholesky_panels > 0) used_name += "+cp" + std::to_string(used.cholesky_panels);
+        std::printf("%c %9lld %5lld %-8s %-21s %10.3f %10.3f %8.2f %8.2f  %-21s %s%s%s\n", prec,
+                    (long long)m, (long long)n, form.c_str(), name.c_str(), ours, base, base / ours,
+                    ours / floor_ms, used_name.c_str(),
+                    orth >= 0 ? (sci(orth) + " (cusolver " + sci(base_orth) + ")").c_str() : "-",
+                    bad_orth ? "  FAIL" : "",
+                    variant == "default" ? "" : ("  [" + variant + "]").c_str());
+        std::fflush(stdout);
+        if (json != nullptr) {
+          *json << "{\"precision\":\"" << prec << "\",\"m\":" << m << ",\"n\":" << n
+                << ",\"form\":\"" << form << "\",\"method\":\"" << name << "\",\"method_used\":\""
+                << gpuqr::to_string(used.method) << "\",\"time_ms\":" << ours
+                << ",\"cusolver_ms\":" << base << ",\"cusolver_op\":\""
+                << (form == "explicit" ? "geqrf+orgqr" : "geqrf")
+                << "\",\"speedup\":" << base / ours << ",\"floor_ms\":" << floor_ms
+                << ",\"floor_ratio\":" << ours / floor_ms
+                << ",\"orth\":" << (orth >= 0 ? sci(orth) : "null")
+                << ",\"cholesky_panels\":" << used.cholesky_panels << ",\"variant\":\"" << variant
+                << "\",\"fallback_reason\":\"" << used.fallback_reason << "\"}\n";
+        }
       }
-      restore_knob();
-      const double base = form == "explicit" ? base_full : base_geqrf;
-      const bool bad_orth = orth >= 0 && !(orth <= 100.0 * std::max(base_orth, 1e-300) + 1e-3);
-      if (bad_orth) ++failures;
-      // The method used, with the outer panels CholeskyQR factored (the blocked Householder
-      // QR's route on wide tall shapes) as "+cpN".
-      std::string used_name = gpuqr::to_string(used.method);
-      if (used.cholesky_panels > 0) used_name += "+cp" + std::to_string(used.cholesky_panels);
-      std::printf("%c %9lld %5lld %-8s %-21s %10.3f %10.3f %8.2f %8.2f  %-21s %s%s%s\n", prec,
-                  (long long)m, (long long)n, form.c_str(), name.c_str(), ours, base,
-                  base / ours, ours / floor_ms, used_name.c_str(),
-                  orth >= 0 ? (sci(orth) + " (cusolver " + sci(base_orth) + ")").c_str() : "-",
-                  bad_orth ? "  FAIL" : "",
-                  variant == "default" ? "" : ("  [" + variant + "]").c_str());
-      std::fflush(stdout);
-      if (json != nullptr) {
-        *json << "{\"precision\":\"" << prec << "\",\"m\":" << m << ",\"n\":" << n
-              << ",\"form\":\"" << form << "\",\"method\":\"" << name << "\",\"method_used\":\""
-              << gpuqr::to_string(used.method) << "\",\"time_ms\":" << ours
-              << ",\"cusolver_ms\":" << base << ",\"cusolver_op\":\""
-              << (form == "explicit" ? "geqrf+orgqr" : "geqrf") << "\",\"speedup\":"
-              << base / ours << ",\"floor_ms\":" << floor_ms << ",\"floor_ratio\":"
-              << ours / floor_ms << ",\"orth\":" << (orth >= 0 ? sci(orth) : "null")
-              << ",\"cholesky_panels\":" << used.cholesky_panels << ",\"variant\":\""
-              << variant << "\",\"fallback_reason\":\"" << used.fallback_reason << "\"}\n";
-      }
-     }
     }
   }
   cusolverDnDestroy(solver);

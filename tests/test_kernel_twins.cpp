@@ -374,8 +374,8 @@ TEST_P(KernelTwins, PanelQrUpdateStepMatchesTheTwin) {
                           {4001, 33},
                           {4096, 128}}) {
         SCOPED_TRACE(std::to_string(h) + "x" + std::to_string(w));
-        ASSERT_TRUE(kernels::cuda::panel_qr_ah_step_wanted(ctx().device(), sizeof(T), h, 32,
-                                                           w - 32));
+        ASSERT_TRUE(
+            kernels::cuda::panel_qr_ah_step_wanted(ctx().device(), sizeof(T), h, 32, w - 32));
         for (MatrixKind kind :
              {MatrixKind::random, MatrixKind::graded, MatrixKind::rank_deficient}) {
           SCOPED_TRACE(to_string(kind));

@@ -301,9 +301,9 @@ TEST_P(TsqrMethods, GeqrfByCholeskyPanels) {
                           {640, 33, 33, 66, MatrixKind::random, false}};
     std::uint64_t seed = 4400;
     for (const Case& c : cases) {
-      SCOPED_TRACE(std::to_string(c.m) + "x" + std::to_string(c.n) + " nb " +
-                   std::to_string(c.nb) + " outer " + std::to_string(c.outer) + " " +
-                   to_string(c.kind) + (c.zero_column ? " zero column" : ""));
+      SCOPED_TRACE(std::to_string(c.m) + "x" + std::to_string(c.n) + " nb " + std::to_string(c.nb) +
+                   " outer " + std::to_string(c.outer) + " " + to_string(c.kind) +
+                   (c.zero_column ? " zero column" : ""));
       Matrix<T> a = make_matrix<T>(c.kind, c.m, c.n, seed++, 1e4);
       const std::int64_t zero_at = c.nb + 3;
       if (c.zero_column)
@@ -312,8 +312,8 @@ TEST_P(TsqrMethods, GeqrfByCholeskyPanels) {
       Matrix<T> tau(c.n, 1, f.space(), f.device());
       std::string reason;
       const std::int64_t panels = detail::geqrf_cholesky_panels<T>(
-          ctx(), f.view(), VectorView<T>(tau.data(), c.n, f.space(), f.device()), c.nb,
-          c.outer, &reason);
+          ctx(), f.view(), VectorView<T>(tau.data(), c.n, f.space(), f.device()), c.nb, c.outer,
+          &reason);
       const std::int64_t all = (c.n + c.nb - 1) / c.nb;
       if (c.zero_column) {
         EXPECT_EQ(panels, 1);
@@ -341,9 +341,9 @@ TEST_P(TsqrMethods, GeqrfByCholeskyPanels) {
           r_diff = std::max(r_diff, std::abs(double(fh(i, j)) - double(gh(i, j))));
       }
       EXPECT_LT(track("cholesky panels R - geqrf's R", r_diff / scale), kLapackBound);
-      EXPECT_LT(track("cholesky panels tau - geqrf's tau",
-                      tau_diff / (c.m * accuracy::eps<T>() * kappa)),
-                kLapackBound);
+      EXPECT_LT(
+          track("cholesky panels tau - geqrf's tau", tau_diff / (c.m * accuracy::eps<T>() * kappa)),
+          kLapackBound);
     }
   }));
 }
@@ -385,9 +385,9 @@ TEST_P(TsqrMethods, CholeskyPanelsChosenForWideTallShapes) {
     for (int call = 0; call < 2; ++call) {
       const MethodRun ex = run_explicit<T>(ctx(), a, householder);
       EXPECT_EQ(ex.info.cholesky_panels, 2);
-      EXPECT_LT(track("explicit Q by cholesky panels orthogonality",
-                      ex.orth / (m * accuracy::eps<T>())),
-                kLapackBound);
+      EXPECT_LT(
+          track("explicit Q by cholesky panels orthogonality", ex.orth / (m * accuracy::eps<T>())),
+          kLapackBound);
       EXPECT_LT(track("explicit Q by cholesky panels residual", ex.res / accuracy::eps<T>()),
                 kLapackBound * n);
     }

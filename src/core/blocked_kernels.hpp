@@ -9,65 +9,64 @@
 #include "gpuqr/dense.hpp"
 #include "src/core/context_impl.hpp"
 
-#define GPUQR_DECLARE_BLOCKED_KERNELS                                                         \
-  /* The widest panel of h rows panel_qr handles best in one call. */                        \
-  std::int64_t max_panel_width(detail::ContextImpl& ctx, int elem_bytes, std::int64_t h);     \
-  /* Whether panel_qr on an h x b panel waits for the device once (a status read back): the  \
-     driver then enqueues what does not depend on the panel first. */                        \
-  bool panel_waits_for_host(detail::ContextImpl& ctx, int elem_bytes, std::int64_t h,         \
-                            std::int64_t b);                                                  \
-  /* Unblocked Householder QR of the h x b panel (h >= b, b <= max_panel_width): R on and     \
-     above the diagonal, reflectors below, their scalars in tau (b entries), V (h x b)        \
-     written explicitly (unit diagonal, zeros above) and, unless t is empty, T (b x b) of     \
-     H_1 ... H_b = I - V T V^T as larft computes it. */                                       \
-  template <class T>                                                                          \
-  void panel_qr(detail::ContextImpl& ctx, MatrixView<T> panel, VectorView<T> tau,             \
-                MatrixView<T> v, MatrixView<T> t);                                            \
-  /* panel_qr on the first ib columns of `panel` (h x w, ib <= w), then the other w - ib     \
-     columns updated by the block reflector: larfb(left, trans, v, t, ...) with `work`        \
-     (ib x (w - ib)) as its scratch. CUDA can fuse both into one cluster launch (the AH step,  \
-     src/cuda/panel_qr_ah_step.cu; off by default); t must not be empty. */                   \
-  template <class T>                                                                          \
-  void panel_qr_update(detail::ContextImpl& ctx, MatrixView<T> panel, std::int64_t ib,        \
-                       VectorView<T> tau, MatrixView<T> v, MatrixView<T> t,                   \
-                       MatrixView<T> work);                                                   \
-  /* V (h x k) := the explicit unit lower trapezoid of the reflectors stored in `qr`. */      \
-  template <class T>                                                                          \
-  void form_v(detail::ContextImpl& ctx, MatrixView<const T> qr, MatrixView<T> v);            \
-  /* T (k x k, upper) with H_1 ... H_k = I - V T V^T (forward, columnwise, as LAPACK's        \
-     larft); `gram` is k x k scratch. */                                                      \
-  template <class T>                                                                          \
-  void larft(detail::ContextImpl& ctx, MatrixView<const T> v, VectorView<const T> tau,       \
-             MatrixView<T> t, MatrixView<T> gram);                                            \
-  /* As larft, when T's diagonal tile x tile blocks already hold the T of each tile's         \
-     reflectors (panel_qr's output for inner panels of width `tile`): only the rest of T is   \
-     computed. */                                                                             \
-  template <class T>                                                                          \
-  void larft_known_diagonal(detail::ContextImpl& ctx, MatrixView<const T> v,                 \
-                            VectorView<const T> tau, MatrixView<T> t, MatrixView<T> gram,     \
-                            std::int64_t tile);                                               \
-  /* C := op(H) C (left) or C op(H) (right), H = I - V T V^T, V m x k (left) or n x k         \
-     (right); `work` is k x C.cols (left) or C.rows x k (right) scratch. */                   \
-  template <class T>                                                                          \
-  void larfb(detail::ContextImpl& ctx, Side side, Op op, MatrixView<const T> v,              \
-             MatrixView<const T> t, MatrixView<T> c, MatrixView<T> work);                  \
-  /* a := off everywhere, diag on the diagonal (LAPACK's laset 'A'). */                       \
-  template <class T>                                                                          \
+#define GPUQR_DECLARE_BLOCKED_KERNELS                                                              \
+  /* The widest panel of h rows panel_qr handles best in one call. */                              \
+  std::int64_t max_panel_width(detail::ContextImpl& ctx, int elem_bytes, std::int64_t h);          \
+  /* Whether panel_qr on an h x b panel waits for the device once (a status read back): the        \
+     driver then enqueues what does not depend on the panel first. */                              \
+  bool panel_waits_for_host(detail::ContextImpl& ctx, int elem_bytes, std::int64_t h,              \
+                            std::int64_t b);                                                       \
+  /* Unblocked Householder QR of the h x b panel (h >= b, b <= max_panel_width): R on and          \
+     above the diagonal, reflectors below, their scalars in tau (b entries), V (h x b)             \
+     written explicitly (unit diagonal, zeros above) and, unless t is empty, T (b x b) of          \
+     H_1 ... H_b = I - V T V^T as larft computes it. */                                            \
+  template <class T>                                                                               \
+  void panel_qr(detail::ContextImpl& ctx, MatrixView<T> panel, VectorView<T> tau, MatrixView<T> v, \
+                MatrixView<T> t);                                                                  \
+  /* panel_qr on the first ib columns of `panel` (h x w, ib <= w), then the other w - ib           \
+     columns updated by the block reflector: larfb(left, trans, v, t, ...) with `work`             \
+     (ib x (w - ib)) as its scratch. CUDA can fuse both into one cluster launch (the AH step,      \
+     src/cuda/panel_qr_ah_step.cu; off by default); t must not be empty. */                        \
+  template <class T>                                                                               \
+  void panel_qr_update(detail::ContextImpl& ctx, MatrixView<T> panel, std::int64_t ib,             \
+                       VectorView<T> tau, MatrixView<T> v, MatrixView<T> t, MatrixView<T> work);   \
+  /* V (h x k) := the explicit unit lower trapezoid of the reflectors stored in `qr`. */           \
+  template <class T>                                                                               \
+  void form_v(detail::ContextImpl& ctx, MatrixView<const T> qr, MatrixView<T> v);                  \
+  /* T (k x k, upper) with H_1 ... H_k = I - V T V^T (forward, columnwise, as LAPACK's             \
+     larft); `gram` is k x k scratch. */                                                           \
+  template <class T>                                                                               \
+  void larft(detail::ContextImpl& ctx, MatrixView<const T> v, VectorView<const T> tau,             \
+             MatrixView<T> t, MatrixView<T> gram);                                                 \
+  /* As larft, when T's diagonal tile x tile blocks already hold the T of each tile's              \
+     reflectors (panel_qr's output for inner panels of width `tile`): only the rest of T is        \
+     computed. */                                                                                  \
+  template <class T>                                                                               \
+  void larft_known_diagonal(detail::ContextImpl& ctx, MatrixView<const T> v,                       \
+                            VectorView<const T> tau, MatrixView<T> t, MatrixView<T> gram,          \
+                            std::int64_t tile);                                                    \
+  /* C := op(H) C (left) or C op(H) (right), H = I - V T V^T, V m x k (left) or n x k              \
+     (right); `work` is k x C.cols (left) or C.rows x k (right) scratch. */                        \
+  template <class T>                                                                               \
+  void larfb(detail::ContextImpl& ctx, Side side, Op op, MatrixView<const T> v,                    \
+             MatrixView<const T> t, MatrixView<T> c, MatrixView<T> work);                          \
+  /* a := off everywhere, diag on the diagonal (LAPACK's laset 'A'). */                            \
+  template <class T>                                                                               \
   void laset(detail::ContextImpl& ctx, T off, T diag, MatrixView<T> a);
 
-#define GPUQR_INSTANTIATE_BLOCKED_KERNELS(T)                                                  \
-  template void panel_qr<T>(detail::ContextImpl&, MatrixView<T>, VectorView<T>,              \
-                            MatrixView<T>, MatrixView<T>);                                    \
-  template void panel_qr_update<T>(detail::ContextImpl&, MatrixView<T>, std::int64_t,         \
-                                   VectorView<T>, MatrixView<T>, MatrixView<T>, MatrixView<T>); \
-  template void form_v<T>(detail::ContextImpl&, MatrixView<const T>, MatrixView<T>);         \
-  template void larft<T>(detail::ContextImpl&, MatrixView<const T>, VectorView<const T>,     \
-                         MatrixView<T>, MatrixView<T>);                                       \
-  template void larft_known_diagonal<T>(detail::ContextImpl&, MatrixView<const T>,           \
-                                        VectorView<const T>, MatrixView<T>, MatrixView<T>,    \
-                                        std::int64_t);                                        \
-  template void larfb<T>(detail::ContextImpl&, Side, Op, MatrixView<const T>,                \
-                         MatrixView<const T>, MatrixView<T>, MatrixView<T>);          \
+#define GPUQR_INSTANTIATE_BLOCKED_KERNELS(T)                                                       \
+  template void panel_qr<T>(detail::ContextImpl&, MatrixView<T>, VectorView<T>, MatrixView<T>,     \
+                            MatrixView<T>);                                                        \
+  template void panel_qr_update<T>(detail::ContextImpl&, MatrixView<T>, std::int64_t,              \
+                                   VectorView<T>, MatrixView<T>, MatrixView<T>, MatrixView<T>);    \
+  template void form_v<T>(detail::ContextImpl&, MatrixView<const T>, MatrixView<T>);               \
+  template void larft<T>(detail::ContextImpl&, MatrixView<const T>, VectorView<const T>,           \
+                         MatrixView<T>, MatrixView<T>);                                            \
+  template void larft_known_diagonal<T>(detail::ContextImpl&, MatrixView<const T>,                 \
+                                        VectorView<const T>, MatrixView<T>, MatrixView<T>,         \
+                                        std::int64_t);                                             \
+  template void larfb<T>(detail::ContextImpl&, Side, Op, MatrixView<const T>, MatrixView<const T>, \
+                         MatrixView<T>, MatrixView<T>);                                            \
   template void laset<T>(detail::ContextImpl&, T, T, MatrixView<T>);
 
 namespace gpuqr::kernels::cpu {

@@ -33,79 +33,75 @@ enum CholeskyStatus : int {
 
 }  // namespace gpuqr::detail
 
-#define GPUQR_DECLARE_CHOLQR_KERNELS                                                          \
-  /* G (n x n) := A^T A for A m x n, the full symmetric matrix, by GEMM (not SYRK: SYRK      \
-     runs far below the memory bandwidth on tall-skinny shapes). */                           \
-  template <class T>                                                                          \
-  void gram(detail::ContextImpl& ctx, MatrixView<const T> a, MatrixView<T> g);                \
-  /* G (n x n) := (A X)^T (A X) for A m x n, X n x n, without storing A X whole: row chunks   \
-     of W = A X pass through a bounded scratch (CUDA: the leaf workspace, a few tens of MiB,  \
-     so the chunk stays in L2) and their Gram matrices are summed. One read of A. */         \
-  template <class T>                                                                          \
-  void gram_of_product(detail::ContextImpl& ctx, MatrixView<const T> a,                       \
-                       MatrixView<const T> x, MatrixView<T> g);                               \
-  /* As gram_of_product for X upper triangular with zeros below its diagonal (CholeskyQR's    \
-     R^{-1}): CUDA skips the zero blocks for n > 128 (triangle_gemm.hpp), forming A X whole   \
-     in the leaf workspace. */                                                                \
-  template <class T>                                                                          \
-  void gram_of_upper_product(detail::ContextImpl& ctx, MatrixView<const T> a,                 \
-                             MatrixView<const T> x, MatrixView<T> g);                         \
-  /* Cholesky of the n x n Gram matrix G + s I, s = shift_factor * trace(G): on exit `g`      \
-     holds the upper factor R (zeros below) and `rinv` R^{-1} (zeros below). Breakdown is     \
-     reported in `status` (kStatusSize doubles, see detail::CholeskyStatus), never thrown;    \
-     after a breakdown g and rinv hold no meaningful values. */                               \
-  template <class T>                                                                          \
-  void cholesky_inverse(detail::ContextImpl& ctx, MatrixView<T> g, MatrixView<T> rinv,        \
-                        double shift_factor, VectorView<double> status);                      \
-  /* C := alpha op(A) B, op(A) m x k, B k x n (GEMM); C must not overlap A or B. */           \
-  template <class T>                                                                          \
-  void multiply(detail::ContextImpl& ctx, Op op_a, MatrixView<const T> a,                     \
-                MatrixView<const T> b, MatrixView<T> c, double alpha = 1.0);                   \
-  /* A := A X in place (A m x n, X n x n, not overlapping A), row chunk by row chunk through \
-     a bounded scratch (CUDA: the leaf workspace, small enough to stay in L2). */             \
-  template <class T>                                                                          \
-  void multiply_in_place(detail::ContextImpl& ctx, MatrixView<T> a, MatrixView<const T> x);   \
-  /* B := B R^{-1} (TRSM from the right, R n x n upper, B m x n): the row-wise backward       \
-     stable way to apply R^{-1} when R is too ill-conditioned for the explicit inverse. */    \
-  template <class T>                                                                          \
-  void trsm_right_upper(detail::ContextImpl& ctx, MatrixView<const T> r, MatrixView<T> b);     \
-  /* Householder reconstruction (LAPACK's orhr_col) of Q (m x n, orthonormal columns,         \
-     m >= n): V (unit lower trapezoidal; written strictly below v's diagonal, v's upper       \
-     triangle is left unspecified), T (n x n, upper, zeros below) and the signs d (n) with    \
-     Q diag(d) = the first n columns of I - V T V^T. q and v must not overlap. */             \
-  template <class T>                                                                          \
-  void orhr_col(detail::ContextImpl& ctx, MatrixView<const T> q, MatrixView<T> v,             \
-                MatrixView<T> t, VectorView<T> d);                                            \
-  /* geqrf's form from orhr_col's output: a(i, j) := d_i r(i, j) for i <= j (the strictly     \
-     lower part of `a` is kept) and tau_i := t(i, i). r, t n x n; a m x n. */                 \
-  template <class T>                                                                          \
-  void finish_geqrf(detail::ContextImpl& ctx, MatrixView<const T> r, VectorView<const T> d,   \
-                    MatrixView<const T> t, MatrixView<T> a, VectorView<T> tau);               \
-  /* orhr_col of Q = W X (W m x n, X n x n) without forming Q: only Q's top n x n block is    \
-     formed; V's tall part is W (X U^{-1}) by one GEMM. Outputs as orhr_col's; `work` is      \
-     n x n scratch. w may be v itself (then V's tall part is formed in place). */                                                  \
-  template <class T>                                                                          \
-  void orhr_col_of_product(detail::ContextImpl& ctx, MatrixView<const T> w,                   \
-                           MatrixView<const T> x, MatrixView<T> v, MatrixView<T> t,           \
-                           VectorView<T> d, MatrixView<T> work);
+#define GPUQR_DECLARE_CHOLQR_KERNELS                                                               \
+  /* G (n x n) := A^T A for A m x n, the full symmetric matrix, by GEMM (not SYRK: SYRK            \
+     runs far below the memory bandwidth on tall-skinny shapes). */                                \
+  template <class T>                                                                               \
+  void gram(detail::ContextImpl& ctx, MatrixView<const T> a, MatrixView<T> g);                     \
+  /* G (n x n) := (A X)^T (A X) for A m x n, X n x n, without storing A X whole: row chunks        \
+     of W = A X pass through a bounded scratch (CUDA: the leaf workspace, a few tens of MiB,       \
+     so the chunk stays in L2) and their Gram matrices are summed. One read of A. */               \
+  template <class T>                                                                               \
+  void gram_of_product(detail::ContextImpl& ctx, MatrixView<const T> a, MatrixView<const T> x,     \
+                       MatrixView<T> g);                                                           \
+  /* As gram_of_product for X upper triangular with zeros below its diagonal (CholeskyQR's         \
+     R^{-1}): CUDA skips the zero blocks for n > 128 (triangle_gemm.hpp), forming A X whole        \
+     in the leaf workspace. */                                                                     \
+  template <class T>                                                                               \
+  void gram_of_upper_product(detail::ContextImpl& ctx, MatrixView<const T> a,                      \
+                             MatrixView<const T> x, MatrixView<T> g);                              \
+  /* Cholesky of the n x n Gram matrix G + s I, s = shift_factor * trace(G): on exit `g`           \
+     holds the upper factor R (zeros below) and `rinv` R^{-1} (zeros below). Breakdown is          \
+     reported in `status` (kStatusSize doubles, see detail::CholeskyStatus), never thrown;         \
+     after a breakdown g and rinv hold no meaningful values. */                                    \
+  template <class T>                                                                               \
+  void cholesky_inverse(detail::ContextImpl& ctx, MatrixView<T> g, MatrixView<T> rinv,             \
+                        double shift_factor, VectorView<double> status);                           \
+  /* C := alpha op(A) B, op(A) m x k, B k x n (GEMM); C must not overlap A or B. */                \
+  template <class T>                                                                               \
+  void multiply(detail::ContextImpl& ctx, Op op_a, MatrixView<const T> a, MatrixView<const T> b,   \
+                MatrixView<T> c, double alpha = 1.0);                                              \
+  /* A := A X in place (A m x n, X n x n, not overlapping A), row chunk by row chunk through       \
+     a bounded scratch (CUDA: the leaf workspace, small enough to stay in L2). */                  \
+  template <class T>                                                                               \
+  void multiply_in_place(detail::ContextImpl& ctx, MatrixView<T> a, MatrixView<const T> x);        \
+  /* B := B R^{-1} (TRSM from the right, R n x n upper, B m x n): the row-wise backward            \
+     stable way to apply R^{-1} when R is too ill-conditioned for the explicit inverse. */         \
+  template <class T>                                                                               \
+  void trsm_right_upper(detail::ContextImpl& ctx, MatrixView<const T> r, MatrixView<T> b);         \
+  /* Householder reconstruction (LAPACK's orhr_col) of Q (m x n, orthonormal columns,              \
+     m >= n): V (unit lower trapezoidal; written strictly below v's diagonal, v's upper            \
+     triangle is left unspecified), T (n x n, upper, zeros below) and the signs d (n) with         \
+     Q diag(d) = the first n columns of I - V T V^T. q and v must not overlap. */                  \
+  template <class T>                                                                               \
+  void orhr_col(detail::ContextImpl& ctx, MatrixView<const T> q, MatrixView<T> v, MatrixView<T> t, \
+                VectorView<T> d);                                                                  \
+  /* geqrf's form from orhr_col's output: a(i, j) := d_i r(i, j) for i <= j (the strictly          \
+     lower part of `a` is kept) and tau_i := t(i, i). r, t n x n; a m x n. */                      \
+  template <class T>                                                                               \
+  void finish_geqrf(detail::ContextImpl& ctx, MatrixView<const T> r, VectorView<const T> d,        \
+                    MatrixView<const T> t, MatrixView<T> a, VectorView<T> tau);                    \
+  /* orhr_col of Q = W X (W m x n, X n x n) without forming Q: only Q's top n x n block is         \
+     formed; V's tall part is W (X U^{-1}) by one GEMM. Outputs as orhr_col's; `work` is           \
+     n x n scratch. w may be v itself (then V's tall part is formed in place). */                  \
+  template <class T>                                                                               \
+  void orhr_col_of_product(detail::ContextImpl& ctx, MatrixView<const T> w, MatrixView<const T> x, \
+                           MatrixView<T> v, MatrixView<T> t, VectorView<T> d, MatrixView<T> work);
 
-#define GPUQR_INSTANTIATE_CHOLQR_KERNELS(T)                                                   \
-  template void gram<T>(detail::ContextImpl&, MatrixView<const T>, MatrixView<T>);            \
-  template void gram_of_product<T>(detail::ContextImpl&, MatrixView<const T>,                 \
-                                   MatrixView<const T>, MatrixView<T>);                       \
-  template void gram_of_upper_product<T>(detail::ContextImpl&, MatrixView<const T>,           \
-                                         MatrixView<const T>, MatrixView<T>);                 \
-  template void cholesky_inverse<T>(detail::ContextImpl&, MatrixView<T>, MatrixView<T>,       \
-                                    double, VectorView<double>);                              \
-  template void multiply<T>(detail::ContextImpl&, Op, MatrixView<const T>,                    \
-                            MatrixView<const T>, MatrixView<T>, double);                       \
-  template void multiply_in_place<T>(detail::ContextImpl&, MatrixView<T>,                    \
-                                     MatrixView<const T>);                                    \
-  template void trsm_right_upper<T>(detail::ContextImpl&, MatrixView<const T>,               \
-                                    MatrixView<T>);                                           \
-  template void finish_geqrf<T>(detail::ContextImpl&, MatrixView<const T>,                    \
-                                VectorView<const T>, MatrixView<const T>, MatrixView<T>,       \
-                                VectorView<T>);
+#define GPUQR_INSTANTIATE_CHOLQR_KERNELS(T)                                                        \
+  template void gram<T>(detail::ContextImpl&, MatrixView<const T>, MatrixView<T>);                 \
+  template void gram_of_product<T>(detail::ContextImpl&, MatrixView<const T>, MatrixView<const T>, \
+                                   MatrixView<T>);                                                 \
+  template void gram_of_upper_product<T>(detail::ContextImpl&, MatrixView<const T>,                \
+                                         MatrixView<const T>, MatrixView<T>);                      \
+  template void cholesky_inverse<T>(detail::ContextImpl&, MatrixView<T>, MatrixView<T>, double,    \
+                                    VectorView<double>);                                           \
+  template void multiply<T>(detail::ContextImpl&, Op, MatrixView<const T>, MatrixView<const T>,    \
+                            MatrixView<T>, double);                                                \
+  template void multiply_in_place<T>(detail::ContextImpl&, MatrixView<T>, MatrixView<const T>);    \
+  template void trsm_right_upper<T>(detail::ContextImpl&, MatrixView<const T>, MatrixView<T>);     \
+  template void finish_geqrf<T>(detail::ContextImpl&, MatrixView<const T>, VectorView<const T>,    \
+                                MatrixView<const T>, MatrixView<T>, VectorView<T>);
 
 // Q = A X for upper triangular X, apart: the CUDA backend defines it in src/cuda/gram_product.cu.
 #define GPUQR_DECLARE_TALL_TIMES_UPPER                                                        \

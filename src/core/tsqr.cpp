@@ -189,8 +189,8 @@ TsqrInfo run_explicit(const Context& ctx, MatrixView<const T> a, MatrixView<T> q
   if (n == 0) return info;
   TsqrBuffers<T> buf;
   // GPUQR_EXPLICIT_HOUSEHOLDER=1 (measurements): `automatic` goes straight to Householder QR.
-  const bool skip_cholesky = options.method == TsqrMethod::automatic &&
-                             env_switch("GPUQR_EXPLICIT_HOUSEHOLDER") == 1;
+  const bool skip_cholesky =
+      options.method == TsqrMethod::automatic && env_switch("GPUQR_EXPLICIT_HOUSEHOLDER") == 1;
   if (!skip_cholesky && try_cholesky<T>(ctx, a, q, options, buf, info)) {
     GPUQR_DISPATCH(ctx, copy, MatrixView<const T>(buf.prod), r);
     return info;
@@ -285,8 +285,7 @@ std::int64_t cholesky_outer_width(int elem_bytes) {
   return env_positive("GPUQR_CHOLQR_OUTER", 2 * cholesky_panel_width(elem_bytes));
 }
 
-bool cholesky_panels_preferred(const Context& ctx, std::int64_t m, std::int64_t n,
-                               int elem_bytes) {
+bool cholesky_panels_preferred(const Context& ctx, std::int64_t m, std::int64_t n, int elem_bytes) {
   const int forced = env_switch("GPUQR_CHOLQR_PANELS");
   const std::int64_t nb = cholesky_panel_width(elem_bytes);
   const bool shape_ok = n > nb && m >= 16 * n;
@@ -316,9 +315,15 @@ std::int64_t geqrf_cholesky_panels(const Context& ctx, MatrixView<T> a, VectorVi
   const auto round = [](std::int64_t e) { return (e + 31) / 32 * 32; };
   const std::int64_t sq = round(outer * outer);
   enum Piece { kWMain, kTopMain, kG, kX, kWSide, kSave, kTopSide, kT0, kT1, kPieces };
-  const std::int64_t sizes[kPieces] = {sq, sq, round(outer * nb), round(outer * nb),
-                                       round(outer * std::max<std::int64_t>(n, 1)), sq, sq,
-                                       sq, sq};
+  const std::int64_t sizes[kPieces] = {sq,
+                                       sq,
+                                       round(outer * nb),
+                                       round(outer * nb),
+                                       round(outer * std::max<std::int64_t>(n, 1)),
+                                       sq,
+                                       sq,
+                                       sq,
+                                       sq};
   std::int64_t total = 0;
   for (std::int64_t e : sizes) total += e;
   const MemorySpace space = space_of(ctx);
@@ -415,8 +420,7 @@ std::int64_t geqrf_cholesky_panels(const Context& ctx, MatrixView<T> a, VectorVi
       if (i > 0) {
         // T's block beside it: -T_prev (V_prev^T V_i) T_i, V_i zero above its rows.
         MatrixView<T> g = view(kG, i, ib), x = view(kX, i, ib);
-        GPUQR_DISPATCH(ctx, multiply, Op::trans,
-                       MatrixView<const T>(a.block(j + i, j, h - i, i)),
+        GPUQR_DISPATCH(ctx, multiply, Op::trans, MatrixView<const T>(a.block(j + i, j, h - i, i)),
                        MatrixView<const T>(panel), g);
         GPUQR_DISPATCH(ctx, multiply, Op::no_trans, MatrixView<const T>(tt.block(0, 0, i, i)),
                        MatrixView<const T>(g), x);
@@ -428,9 +432,8 @@ std::int64_t geqrf_cholesky_panels(const Context& ctx, MatrixView<T> a, VectorVi
                        MatrixView<const T>(buf.t), a.block(j + i, j + i + ib, h - i, jb - i - ib),
                        view(kWMain, ib, jb - i - ib));
       }
-      GPUQR_DISPATCH(ctx, finish_geqrf, MatrixView<const T>(buf.prod),
-                     VectorView<const T>(buf.d), MatrixView<const T>(buf.t), panel,
-                     tau_at(j + i, ib));
+      GPUQR_DISPATCH(ctx, finish_geqrf, MatrixView<const T>(buf.prod), VectorView<const T>(buf.d),
+                     MatrixView<const T>(buf.t), panel, tau_at(j + i, ib));
       ++done;
     }
     // The block's reflector on the second lane: the next block's columns first.
@@ -442,8 +445,7 @@ std::int64_t geqrf_cholesky_panels(const Context& ctx, MatrixView<T> a, VectorVi
 }
 
 template <class T>
-void run_householder_geqrf(const Context& ctx, MatrixView<T> a, VectorView<T> tau,
-                           TsqrInfo& info) {
+void run_householder_geqrf(const Context& ctx, MatrixView<T> a, VectorView<T> tau, TsqrInfo& info) {
   if (cholesky_panels_preferred(ctx, a.rows(), a.cols(), static_cast<int>(sizeof(T)))) {
     const int bytes = static_cast<int>(sizeof(T));
     info.cholesky_panels =
@@ -554,26 +556,25 @@ void run_geqrf_tall(const Context& ctx, MatrixView<T> a, VectorView<T> tau) {
 
 }  // namespace detail
 
-#define GPUQR_INSTANTIATE_TSQR_API(T)                                                         \
-  template TsqrInfo tsqr_geqrf<T>(const Context&, MatrixView<T>, VectorView<T>,              \
-                                  const TsqrOptions&);                                       \
-  template TsqrInfo tsqr_explicit<T>(const Context&, MatrixView<T>, MatrixView<T>,           \
-                                     const TsqrOptions&);                                    \
-  template void detail::run_geqrf_tall<T>(const Context&, MatrixView<T>, VectorView<T>);      \
-  template void detail::check_tall_skinny<T>(const Context&, MatrixView<const T>,            \
-                                             const TsqrOptions&, const char*);               \
-  template TsqrInfo detail::run_explicit<T>(const Context&, MatrixView<const T>,             \
-                                            MatrixView<T>, MatrixView<T>, const TsqrOptions&); \
-  template TsqrInfo detail::run_implicit<T>(const Context&, MatrixView<T>, MatrixView<T>,      \
-                                            MatrixView<T>, const TsqrOptions&, bool&);       \
-  template bool detail::run_borrowed<T>(const Context&, MatrixView<const T>, MatrixView<T>,   \
-                                        MatrixView<T>, const TsqrOptions&, TsqrInfo&);       \
-  template void detail::tsqr_tree_explicit<T>(const Context&, MatrixView<const T>,           \
-                                              MatrixView<T>, MatrixView<T>, std::int64_t);   \
-  template std::int64_t detail::geqrf_cholesky_panels<T>(const Context&, MatrixView<T>,       \
-                                                         VectorView<T>, std::int64_t,         \
-                                                         std::int64_t, std::string*);        \
-  template void detail::run_householder_geqrf<T>(const Context&, MatrixView<T>, VectorView<T>, \
+#define GPUQR_INSTANTIATE_TSQR_API(T)                                                             \
+  template TsqrInfo tsqr_geqrf<T>(const Context&, MatrixView<T>, VectorView<T>,                   \
+                                  const TsqrOptions&);                                            \
+  template TsqrInfo tsqr_explicit<T>(const Context&, MatrixView<T>, MatrixView<T>,                \
+                                     const TsqrOptions&);                                         \
+  template void detail::run_geqrf_tall<T>(const Context&, MatrixView<T>, VectorView<T>);          \
+  template void detail::check_tall_skinny<T>(const Context&, MatrixView<const T>,                 \
+                                             const TsqrOptions&, const char*);                    \
+  template TsqrInfo detail::run_explicit<T>(const Context&, MatrixView<const T>, MatrixView<T>,   \
+                                            MatrixView<T>, const TsqrOptions&);                   \
+  template TsqrInfo detail::run_implicit<T>(const Context&, MatrixView<T>, MatrixView<T>,         \
+                                            MatrixView<T>, const TsqrOptions&, bool&);            \
+  template bool detail::run_borrowed<T>(const Context&, MatrixView<const T>, MatrixView<T>,       \
+                                        MatrixView<T>, const TsqrOptions&, TsqrInfo&);            \
+  template void detail::tsqr_tree_explicit<T>(const Context&, MatrixView<const T>, MatrixView<T>, \
+                                              MatrixView<T>, std::int64_t);                       \
+  template std::int64_t detail::geqrf_cholesky_panels<T>(                                         \
+      const Context&, MatrixView<T>, VectorView<T>, std::int64_t, std::int64_t, std::string*);    \
+  template void detail::run_householder_geqrf<T>(const Context&, MatrixView<T>, VectorView<T>,    \
                                                  TsqrInfo&);
 
 GPUQR_INSTANTIATE_TSQR_API(float)

@@ -41,8 +41,7 @@ bool householder_preferred_for_r(std::int64_t m, std::int64_t n, int elem_bytes)
 /// Whether the blocked Householder QR of an m x n matrix factors its outer panels by
 /// CholeskyQR (geqrf_cholesky_panels): CUDA, n wider than one panel, m >= 16 n.
 /// GPUQR_CHOLQR_PANELS=0/1 overrides the backend part (measurements, tests).
-bool cholesky_panels_preferred(const Context& ctx, std::int64_t m, std::int64_t n,
-                               int elem_bytes);
+bool cholesky_panels_preferred(const Context& ctx, std::int64_t m, std::int64_t n, int elem_bytes);
 /// Its panel width (128; GPUQR_CHOLQR_PANEL_WIDTH for measurements) and block-reflector
 /// width (two panels; GPUQR_CHOLQR_OUTER).
 std::int64_t cholesky_panel_width(int elem_bytes);
@@ -67,8 +66,7 @@ std::int64_t geqrf_cholesky_panels(const Context& ctx, MatrixView<T> a, VectorVi
 /// where cholesky_panels_preferred says so (info.cholesky_panels, info.fallback_reason),
 /// else run_geqrf.
 template <class T>
-void run_householder_geqrf(const Context& ctx, MatrixView<T> a, VectorView<T> tau,
-                           TsqrInfo& info);
+void run_householder_geqrf(const Context& ctx, MatrixView<T> a, VectorView<T> tau, TsqrInfo& info);
 
 /// TSQR of `a` (m x n, m >= n >= 1) into an explicit Q (`q`, m x n, may be `a`) and R (`r`,
 /// n x n); `leaf_rows` as TsqrTree's (0: chosen). Synchronizes before returning.

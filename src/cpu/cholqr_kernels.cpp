@@ -184,8 +184,8 @@ void multiply(detail::ContextImpl&, Op op_a, MatrixView<const T> a, MatrixView<c
     return;
   }
   gemm(op_a == Op::trans ? CblasTrans : CblasNoTrans, CblasNoTrans, to_int(c.rows(), "m"),
-       to_int(c.cols(), "n"), to_int(k, "k"), a.data(), to_int(a.ld(), "lda"), b.data(), to_int(b.ld(), "ldb"),
-       c.data(), to_int(c.ld(), "ldc"), T(0), static_cast<T>(alpha));
+       to_int(c.cols(), "n"), to_int(k, "k"), a.data(), to_int(a.ld(), "lda"), b.data(),
+       to_int(b.ld(), "ldb"), c.data(), to_int(c.ld(), "ldc"), T(0), static_cast<T>(alpha));
 }
 
 template <class T>

@@ -67,9 +67,8 @@ __device__ void gram_rows(const T* a, std::int64_t lda, std::int64_t r0, std::in
 template <class T, int kTop>
 __device__ bool top_finish(T (*x)[kB + 1], T (*g)[kB + 1], T (*d)[kB + 1], T (*bg)[kB + 1],
                            T (*wb)[kB + 1], T* s_tau, int* s_ok, T* a, std::int64_t lda, int b,
-                           T* tau_out, T* v, std::int64_t ldv, T* t_out, std::int64_t ldt,
-                           T* d_out, int* status, double threshold, int warp_factor,
-                           long long* clocks) {
+                           T* tau_out, T* v, std::int64_t ldv, T* t_out, std::int64_t ldt, T* d_out,
+                           int* status, double threshold, int warp_factor, long long* clocks) {
   constexpr int kQ = kB * kB / kTop;
   const int tid = threadIdx.x;
   auto mark = [&](int p) {
@@ -208,21 +207,21 @@ __device__ bool top_finish(T (*x)[kB + 1], T (*g)[kB + 1], T (*d)[kB + 1], T (*b
         if (j >= b) continue;
         T s = 0;
 #pragma unroll 4
-      for (int l = p + sz; l <= j; ++l) s += bg[l][i] * g[j][l];  // M(i, l) T(l, j)
-      wb[j][i] = s;
-    }
-    __syncthreads();
-    for (int e = tid; e < total; e += kTop) {
-      const int p = (e >> (2 * lg)) << (lg + 1), i = p + (e & (sz - 1));
-      const int j = p + sz + ((e >> lg) & (sz - 1));
-      if (j >= b) continue;
-      T s = 0;
+        for (int l = p + sz; l <= j; ++l) s += bg[l][i] * g[j][l];  // M(i, l) T(l, j)
+        wb[j][i] = s;
+      }
+      __syncthreads();
+      for (int e = tid; e < total; e += kTop) {
+        const int p = (e >> (2 * lg)) << (lg + 1), i = p + (e & (sz - 1));
+        const int j = p + sz + ((e >> lg) & (sz - 1));
+        if (j >= b) continue;
+        T s = 0;
 #pragma unroll 4
-      for (int l = i; l < p + sz; ++l) s += g[l][i] * wb[j][l];  // T(i, l) W(l, j)
-      g[j][i] = -s;
+        for (int l = i; l < p + sz; ++l) s += g[l][i] * wb[j][l];  // T(i, l) W(l, j)
+        g[j][i] = -s;
+      }
+      __syncthreads();
     }
-    __syncthreads();
-  }
   }
   mark(5);
   // R and V_T in place, the explicit V's top rows, tau, T, D for the scaling kernel.

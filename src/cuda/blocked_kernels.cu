@@ -354,13 +354,13 @@ void panel_qr_update(detail::ContextImpl& ctx, MatrixView<T> panel, std::int64_t
                      VectorView<T> tau, MatrixView<T> v, MatrixView<T> t, MatrixView<T> work) {
   if (panel.empty()) return;
   const std::int64_t h = panel.rows(), w = panel.cols();
-  if (!t.empty() && panel_qr_ah_step_wanted(ctx.device, static_cast<int>(sizeof(T)), h, ib,
-                                            w - ib)) {
+  if (!t.empty() &&
+      panel_qr_ah_step_wanted(ctx.device, static_cast<int>(sizeof(T)), h, ib, w - ib)) {
     DeviceGuard guard(ctx.device);
     const std::int64_t step = panel_qr_ah_step_workspace_elems();
     const std::int64_t elems = step + panel_qr_workspace_elems(h, static_cast<int>(ib));
-    T* ws = static_cast<T*>(
-        detail::cuda_workspace(ctx, static_cast<std::size_t>(elems) * sizeof(T)));
+    T* ws =
+        static_cast<T*>(detail::cuda_workspace(ctx, static_cast<std::size_t>(elems) * sizeof(T)));
     if (panel_qr_ah_step<T>(ctx, panel, tau, v, t, ws, ws + step)) return;
   }
   panel_qr<T>(ctx, panel.block(0, 0, h, ib), tau, v, t);
@@ -543,9 +543,9 @@ void larft_merge_mode(int mode) { merge_override.store(mode); }
 
 std::int64_t knob_signature() {
   // Each override is -1..2: one byte each after adding 1.
-  const int values[] = {trmm_override.load(), merge_override.load(), panel_qr_single_override(),
-                        panel_qr_ah_override(), panel_qr_ah_warp_override(),
-                        panel_qr_ah_step_override()};
+  const int values[] = {trmm_override.load(),        merge_override.load(),
+                        panel_qr_single_override(),  panel_qr_ah_override(),
+                        panel_qr_ah_warp_override(), panel_qr_ah_step_override()};
   std::int64_t signature = 0;
   for (const int v : values) signature = signature * 256 + (v + 1);
   return signature;

@@ -325,8 +325,7 @@ void multiply(detail::ContextImpl& ctx, Op op_a, MatrixView<const T> a, MatrixVi
   const std::int64_t k = op_a == Op::trans ? a.rows() : a.cols();
   // k = 0 still runs: GEMM with beta = 0 writes C = 0.
   gemm(blas(ctx), to_cublas(op_a), CUBLAS_OP_N, c.rows(), c.cols(), k, static_cast<T>(alpha),
-       a.data(), a.ld(),
-       b.data(), std::max<std::int64_t>(b.ld(), 1), T(0), c.data(), c.ld());
+       a.data(), a.ld(), b.data(), std::max<std::int64_t>(b.ld(), 1), T(0), c.data(), c.ld());
 }
 
 template <class T>

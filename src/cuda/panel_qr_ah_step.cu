@@ -50,25 +50,25 @@ namespace cg = cooperative_groups;
 using ah::kB;
 
 constexpr int kThreads = 256;
-constexpr int kCluster = 8;        // portable cluster size (GPUQR_AH_STEP_CLUSTER: 2 or 4)
-constexpr int kMaxRest = 96;       // the outer panel's columns after the inner one (jb <= 128)
+constexpr int kCluster = 8;           // portable cluster size (GPUQR_AH_STEP_CLUSTER: 2 or 4)
+constexpr int kMaxRest = 96;          // the outer panel's columns after the inner one (jb <= 128)
 constexpr int kRestQ = kMaxRest / 8;  // W / Y entries per thread: column tid / 32 + 8 q
 constexpr int kMaxRowsPerBlock = 512;
 constexpr int kPad = kMaxRest + 1;
 
 template <class T>
 struct StepArgs {
-  T* a;             // the panel's top-left entry: P = a(0:h, 0:32), C = a(0:h, 32:32 + rest)
+  T* a;  // the panel's top-left entry: P = a(0:h, 0:32), C = a(0:h, 32:32 + rest)
   std::int64_t lda;
   std::int64_t h;
   int rest;
   T* tau;
-  T* v;             // the explicit V (h x 32)
+  T* v;  // the explicit V (h x 32)
   std::int64_t ldv;
-  T* t;             // T (32 x 32)
+  T* t;  // T (32 x 32)
   std::int64_t ldt;
-  T* d;             // workspace: D (kB x kB)
-  int* status;      // workspace: 1 when the AH step factored the panel, 0 when it declined
+  T* d;         // workspace: D (kB x kB)
+  int* status;  // workspace: 1 when the AH step factored the panel, 0 when it declined
   double threshold;
   int warp_factor;
   int rows;         // rows per block (a multiple of 32)
@@ -83,8 +83,7 @@ struct StepArgs {
 /// (sy), both [row i][column j].
 constexpr std::size_t kSq = std::size_t(kB) * (kB + 1);
 constexpr int kCTile = 16;  // rows of C staged per step of W's partial product
-constexpr std::size_t kUnion =
-    std::max(5 * kSq + kB, (2 * std::size_t(kB) + kCTile) * kPad);
+constexpr std::size_t kUnion = std::max(5 * kSq + kB, (2 * std::size_t(kB) + kCTile) * kPad);
 template <class T>
 constexpr std::size_t step_smem_bytes() {
   return sizeof(T) * (3 * kSq + kUnion);
@@ -101,8 +100,8 @@ template <class T>
 __device__ __noinline__ void step_top(T (*x)[kB + 1], T (*g)[kB + 1], T (*d)[kB + 1],
                                       T (*bg)[kB + 1], T (*wb)[kB + 1], T* s_tau, int* s_ok,
                                       const StepArgs<T>& p) {
-  ah::top_finish<T, kThreads>(x, g, d, bg, wb, s_tau, s_ok, p.a, p.lda, kB, p.tau, p.v, p.ldv,
-                              p.t, p.ldt, p.d, p.status, p.threshold, p.warp_factor, nullptr);
+  ah::top_finish<T, kThreads>(x, g, d, bg, wb, s_tau, s_ok, p.a, p.lda, kB, p.tau, p.v, p.ldv, p.t,
+                              p.ldt, p.d, p.status, p.threshold, p.warp_factor, nullptr);
 }
 
 /// V_B = P_B D for rows lo..r1, one row per thread, from the last column down (D upper
@@ -326,7 +325,6 @@ __global__ void __launch_bounds__(kThreads) ah_step_kernel(StepArgs<T> p) {
   mark(11);
 }
 
-
 template <class T>
 bool step_prepared(int device) {
   static std::mutex mutex;
@@ -334,9 +332,9 @@ bool step_prepared(int device) {
   std::lock_guard<std::mutex> lock(mutex);
   if (device < 0 || device >= 64) return false;
   if (state[device] == 0) {
-    const cudaError_t e = cudaFuncSetAttribute(
-        ah_step_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-        static_cast<int>(step_smem_bytes<T>()));
+    const cudaError_t e =
+        cudaFuncSetAttribute(ah_step_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                             static_cast<int>(step_smem_bytes<T>()));
     state[device] = e == cudaSuccess ? 1 : -1;
     if (e != cudaSuccess) (void)cudaGetLastError();
   }
@@ -409,13 +407,14 @@ bool panel_qr_ah_step(detail::ContextImpl& ctx, MatrixView<T> panel, VectorView<
     const int v = text != nullptr ? std::atoi(text) : 0;
     return v >= 1 && v <= kCluster ? v : kCluster;
   }();
-  int blocks = static_cast<int>(std::min<std::int64_t>(max_blocks, std::max<std::int64_t>(1, h / 128)));
+  int blocks =
+      static_cast<int>(std::min<std::int64_t>(max_blocks, std::max<std::int64_t>(1, h / 128)));
   while (static_cast<std::int64_t>(blocks) * kMaxRowsPerBlock < h && blocks < kCluster) ++blocks;
   std::int64_t rows = (h + blocks - 1) / blocks;
   rows = (rows + 31) / 32 * 32;
   blocks = static_cast<int>((h + rows - 1) / rows);
-  const double threshold = std::max(detail::kAhRemainingFraction,
-                                    std::sqrt(double(std::numeric_limits<T>::epsilon())));
+  const double threshold =
+      std::max(detail::kAhRemainingFraction, std::sqrt(double(std::numeric_limits<T>::epsilon())));
   int* status = reinterpret_cast<int*>(step_ws + kB * kB);
   static const int env_warp = [] {
     const char* text = std::getenv("GPUQR_AH_WARP");
@@ -423,9 +422,22 @@ bool panel_qr_ah_step(detail::ContextImpl& ctx, MatrixView<T> panel, VectorView<
     return w == 1 || w == 0 ? w : 4;
   }();
   const int warp_mode = panel_qr_ah_warp_override();
-  StepArgs<T> args{panel.data(), panel.ld(), h, static_cast<int>(rest), tau.data(), v.data(),
-                   v.ld(), t.data(), t.ld(), step_ws, status, threshold,
-                   warp_mode < 0 ? env_warp : warp_mode, static_cast<int>(rows), 0, 0};
+  StepArgs<T> args{panel.data(),
+                   panel.ld(),
+                   h,
+                   static_cast<int>(rest),
+                   tau.data(),
+                   v.data(),
+                   v.ld(),
+                   t.data(),
+                   t.ld(),
+                   step_ws,
+                   status,
+                   threshold,
+                   warp_mode < 0 ? env_warp : warp_mode,
+                   static_cast<int>(rows),
+                   0,
+                   0};
   static const bool trace = [] {
     const char* text = std::getenv("GPUQR_AH_STEP_TRACE");
     return text != nullptr && std::string(text) == "1";
@@ -439,8 +451,7 @@ bool panel_qr_ah_step(detail::ContextImpl& ctx, MatrixView<T> panel, VectorView<
     GPUQR_CUDA_CHECK(cudaMemcpyFromSymbol(clocks, g_step_clocks, sizeof clocks));
     std::fprintf(stderr, "ah_step h %lld rest %lld blocks %d:", static_cast<long long>(h),
                  static_cast<long long>(rest), blocks);
-    for (int i = 1; i < kStepTracePoints; ++i)
-      std::fprintf(stderr, " %lld", clocks[i] - clocks[0]);
+    for (int i = 1; i < kStepTracePoints; ++i) std::fprintf(stderr, " %lld", clocks[i] - clocks[0]);
     std::fprintf(stderr, "\n");
   }
   // Where it declined: the Householder kernel on the panel, then the update alone.
@@ -459,8 +470,7 @@ bool panel_qr_ah_step(detail::ContextImpl& ctx, MatrixView<T> panel, VectorView<
 
 template bool panel_qr_ah_step<float>(detail::ContextImpl&, MatrixView<float>, VectorView<float>,
                                       MatrixView<float>, MatrixView<float>, float*, float*);
-template bool panel_qr_ah_step<double>(detail::ContextImpl&, MatrixView<double>,
-                                       VectorView<double>, MatrixView<double>, MatrixView<double>,
-                                       double*, double*);
+template bool panel_qr_ah_step<double>(detail::ContextImpl&, MatrixView<double>, VectorView<double>,
+                                       MatrixView<double>, MatrixView<double>, double*, double*);
 
 }  // namespace gpuqr::kernels::cuda

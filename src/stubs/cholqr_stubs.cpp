@@ -34,8 +34,8 @@ void cholesky_inverse(detail::ContextImpl&, MatrixView<T>, MatrixView<T>, double
   not_compiled("cuda cholesky_inverse");
 }
 template <class T>
-void multiply(detail::ContextImpl&, Op, MatrixView<const T>, MatrixView<const T>,
-              MatrixView<T>, double) {
+void multiply(detail::ContextImpl&, Op, MatrixView<const T>, MatrixView<const T>, MatrixView<T>,
+              double) {
   not_compiled("cuda multiply");
 }
 template <class T>
