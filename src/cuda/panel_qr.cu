@@ -33,6 +33,7 @@
 
 #include "src/core/blocked_kernels.hpp"
 #include "src/cuda/check.hpp"
+#include "src/cuda/cluster_launch.hpp"
 #include "src/cuda/panel_qr.hpp"
 #include "src/cuda/safe_range.cuh"
 
@@ -498,21 +499,8 @@ bool panel_qr_fused(detail::ContextImpl& ctx, MatrixView<T> panel, VectorView<T>
   if (blocks <= d.max_cluster && !force_grid) {
     args.rpb = rows_for(h, blocks);
     blocks = static_cast<int>((h + args.rpb - 1) / args.rpb);
-    cudaLaunchConfig_t cfg{};
-    cfg.gridDim = dim3(blocks);
-    cfg.blockDim = dim3(kThreads);
-    cfg.dynamicSmemBytes = static_cast<std::size_t>(args.rpb + 1) * row_bytes;
-    cfg.stream = ctx.stream;
-    cudaLaunchAttribute attr{};
-    attr.id = cudaLaunchAttributeClusterDimension;
-    attr.val.clusterDim.x = static_cast<unsigned>(blocks);
-    attr.val.clusterDim.y = 1;
-    attr.val.clusterDim.z = 1;
-    cfg.attrs = &attr;
-    cfg.numAttrs = 1;
-    GPUQR_CUDA_CHECK(cudaLaunchKernelExC(&cfg, reinterpret_cast<const void*>(panel_kernel<T, true>),
-                                         params));
-    GPUQR_CUDA_CHECK_LAUNCH(ctx.stream);
+    launch_one_cluster(reinterpret_cast<const void*>(panel_kernel<T, true>), blocks, kThreads,
+                       static_cast<std::size_t>(args.rpb + 1) * row_bytes, ctx.stream, params);
     return true;
   }
   // Grid: one block per SM at most (so the cooperative grid is co-resident), about

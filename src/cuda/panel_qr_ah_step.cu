@@ -40,6 +40,7 @@
 #include "src/core/qrf_ah_kernels.hpp"
 #include "src/cuda/ah_top.cuh"
 #include "src/cuda/check.hpp"
+#include "src/cuda/cluster_launch.hpp"
 #include "src/cuda/panel_qr.hpp"
 #include "src/cuda/panel_qr_ah_step.hpp"
 
@@ -347,21 +348,8 @@ template <class T>
 void launch_step(detail::ContextImpl& ctx, const StepArgs<T>& args, int blocks) {
   StepArgs<T> a = args;
   void* params[] = {&a};
-  cudaLaunchConfig_t cfg{};
-  cfg.gridDim = dim3(static_cast<unsigned>(blocks));
-  cfg.blockDim = dim3(kThreads);
-  cfg.dynamicSmemBytes = step_smem_bytes<T>();
-  cfg.stream = ctx.stream;
-  cudaLaunchAttribute attr{};
-  attr.id = cudaLaunchAttributeClusterDimension;
-  attr.val.clusterDim.x = static_cast<unsigned>(blocks);
-  attr.val.clusterDim.y = 1;
-  attr.val.clusterDim.z = 1;
-  cfg.attrs = &attr;
-  cfg.numAttrs = 1;
-  GPUQR_CUDA_CHECK(
-      cudaLaunchKernelExC(&cfg, reinterpret_cast<const void*>(ah_step_kernel<T>), params));
-  GPUQR_CUDA_CHECK_LAUNCH(ctx.stream);
+  launch_one_cluster(reinterpret_cast<const void*>(ah_step_kernel<T>), blocks, kThreads,
+                     step_smem_bytes<T>(), ctx.stream, params);
 }
 
 }  // namespace
