@@ -289,7 +289,8 @@ bool cholesky_panels_preferred(const Context& ctx, std::int64_t m, std::int64_t 
   const int forced = env_switch("GPUQR_CHOLQR_PANELS");
   const std::int64_t nb = cholesky_panel_width(elem_bytes);
   const bool shape_ok = n > nb && m >= 16 * n;
-  if (forced >= 0) return forced == 1 && shape_ok;
+  // Forced on (measurements): any m >= n wider than one panel, square included.
+  if (forced >= 0) return forced == 1 && n > nb && m >= n;
   return ctx.is_cuda() && shape_ok;
 }
 
