@@ -534,6 +534,49 @@ TEST_P(TsqrMethods, BorrowedInputFallsBackToACopy) {
   }));
 }
 
+// CholeskyQR2 on wide tall shapes (n > 128; on CUDA m >= 65536, where A X is formed by
+// block-column GEMMs and the explicit Q takes the two-step form, Q = W R_2^{-1} out of
+// place): the explicit Q, geqrf's form (orhr_col of W R_2^{-1}) and TallSkinnyQR's implicit
+// Q (A R^{-1}, borrowed), against LAPACK's bounds, on inputs CholeskyQR2 accepts (random,
+// graded, ill-conditioned: kappa 1e3 in float, 1e6 in double) and a rank-deficient one that
+// falls back and must stay as accurate.
+TEST_P(TsqrMethods, CholeskyQr2OnWideTallShapes) {
+  GPUQR_FOR_PRECISION(([&]<class T>() {
+    const std::int64_t m = ctx().is_cuda() ? 65536 + 37 : 1531, n = 161;
+    const bool fp32 = sizeof(T) == 4;
+    const double eps = accuracy::eps<T>();
+    std::uint64_t seed = 2100;
+    for (MatrixKind kind : {MatrixKind::random, MatrixKind::graded, MatrixKind::ill_conditioned,
+                            MatrixKind::rank_deficient}) {
+      SCOPED_TRACE(to_string(kind));
+      const Matrix<T> a = make_matrix<T>(kind, m, n, seed++, fp32 ? 1e3 : 1e6);
+      const MethodRun run = run_explicit<T>(ctx(), a, with(TsqrMethod::cholesky_qr2));
+      EXPECT_LT(track("wide CholeskyQR2 explicit orthogonality",
+                      run.orth / (std::sqrt(double(n)) * m * eps)),
+                kLapackBound);
+      EXPECT_LT(track("wide CholeskyQR2 explicit residual", run.res / (m * eps)), kLapackBound);
+      if (kind != MatrixKind::rank_deficient) {
+        EXPECT_EQ(run.info.method, TsqrMethod::cholesky_qr2) << run.info.fallback_reason;
+        EXPECT_TRUE(run.info.fallback_reason.empty()) << run.info.fallback_reason;
+      }
+      Matrix<T> f = to_ctx<T>(ctx(), a.view());
+      Matrix<T> tau(n, 1, f.space(), f.device());
+      tsqr_geqrf<T>(ctx(), f.view(), VectorView<T>(tau.data(), n, tau.space(), tau.device()),
+                    with(TsqrMethod::cholesky_qr2));
+      check_geqrf_form<T>(ctx(), a, f, tau, "wide CholeskyQR2 geqrf's form");
+      const Matrix<T> a_ctx = to_ctx<T>(ctx(), a.view());
+      TsqrOptions options = with(TsqrMethod::cholesky_qr2);
+      options.borrow_input = true;
+      const TallSkinnyQR<T> qr(ctx(), a_ctx.view(), options);
+      const Matrix<T> r = to_host(ctx(), qr.matrix_r());
+      const Matrix<T> qta = to_host(ctx(), qr.apply_qt(a_ctx.view()));
+      EXPECT_LT(track("wide CholeskyQR2 apply_qt(A) - R",
+                      accuracy::relative_difference<T>(qta.view(), r.view()) / (m * eps)),
+                kLapackBound);
+    }
+  }));
+}
+
 INSTANTIATE_TEST_SUITE_P(Backends, TsqrMethods, all_backend_cases(), case_name);
 
 }  // namespace

@@ -173,6 +173,66 @@ void run(cublasHandle_t h, const char* p) {
   cudaFree(a); cudaFree(q); cudaFree(g); cudaFree(x);
 }
 
+// TF32 tensor-core rates (one pass; a 3xTF32 split costs three such passes, or two for a
+// Gram matrix: hh^T + hl^T + (hl^T)^T), FP32 data.
+void run_tf32(cublasHandle_t h) {
+  const int64_t m = int64_t(1) << 20, n = 1024;
+  float *a, *q, *g, *x;
+  cudaMalloc(&a, sizeof(float) * m * n);
+  cudaMalloc(&q, sizeof(float) * m * n);
+  cudaMalloc(&g, sizeof(float) * n * n);
+  cudaMalloc(&x, sizeof(float) * n * n);
+  std::vector<float> hx(n * n);
+  for (size_t i = 0; i < hx.size(); ++i) hx[i] = float((i * 2654435761u % 1000) / 1000.0 - 0.5);
+  cudaMemcpy(x, hx.data(), sizeof(float) * n * n, cudaMemcpyHostToDevice);
+  for (int64_t s = 0; s < m * n; s += n * n) cudaMemcpy(a + s, x, sizeof(float) * n * n, cudaMemcpyDeviceToDevice);
+  cublasSetMathMode(h, CUBLAS_TF32_TENSOR_OP_MATH);
+  auto report = [&](const char* what, double flops, double ms) {
+    std::printf("tf32 %-45s %9.3f ms %7.2f TFLOP/s\n", what, ms, flops / ms / 1e9);
+  };
+  const auto N = CUBLAS_OP_N, Tr = CUBLAS_OP_T;
+  const float one = 1, zero = 0;
+  {
+    double ms = time_ms([&] { cublasSgemm_64(h, Tr, N, n, n, m, &one, a, m, a, m, &zero, g, n); });
+    report("gram full 1024 x 1024 x m", 2.0 * m * n * n, ms);
+  }
+  {
+    double ms = time_ms([&] {
+      for (int64_t j0 = 0; j0 < n; j0 += 256)
+        cublasSgemm_64(h, Tr, N, j0 + 256, 256, m, &one, a, m, a + j0 * m, m, &zero, g + j0 * n, n);
+    });
+    report("gram block columns nb=256", 2.0 * m * 256 * (256 + 512 + 768 + 1024), ms);
+  }
+  for (int64_t nb : {128, 256}) {
+    double flops = 0;
+    double ms = time_ms([&] {
+      for (int64_t j0 = 0; j0 < n; j0 += nb) {
+        const int64_t j1 = std::min(n, j0 + nb);
+        cublasSgemm_64(h, N, N, m, j1 - j0, j1, &one, a, m, x + j0 * n, n, &zero, q + j0 * m, m);
+      }
+    });
+    for (int64_t j0 = 0; j0 < n; j0 += nb) flops += 2.0 * m * nb * std::min(n, j0 + nb);
+    char w[64];
+    std::snprintf(w, 64, "product block columns nb=%lld", (long long)nb);
+    report(w, flops, ms);
+  }
+  {
+    double ms = time_ms([&] { cublasSgemm_64(h, N, N, m, n, n, &one, a, m, x, n, &zero, q, m); });
+    report("product full m x 1024 x 1024", 2.0 * m * n * n, ms);
+  }
+  {
+    // the product's three terms stacked along k: m x 128 x 3 j1 (j1 = 1024)
+    double ms = time_ms([&] { cublasSgemm_64(h, N, N, m, 128, 3 * 1024 / 3 * 3 > n ? n : n, &one, a, m, x, n, &zero, q, m); });
+    report("product one m x 128 x 1024", 2.0 * m * 128 * 1024, ms);
+  }
+  {
+    double ms = time_ms([&] { cudaMemcpyAsync(q, a, sizeof(float) * m * n, cudaMemcpyDeviceToDevice); });
+    std::printf("copy m x n fp32 %9.3f ms (%.0f GB/s)\n", ms, 2.0 * sizeof(float) * m * n / ms / 1e6);
+  }
+  cublasSetMathMode(h, CUBLAS_DEFAULT_MATH);
+  cudaFree(a); cudaFree(q); cudaFree(g); cudaFree(x);
+}
+
 int main() {
   cudaEventCreate(&e0);
   cudaEventCreate(&e1);
@@ -180,5 +240,6 @@ int main() {
   cublasCreate(&h);
   run<double>(h, "d");
   run<float>(h, "s");
+  run_tf32(h);
   return 0;
 }

@@ -151,7 +151,13 @@ bool try_cholesky(const Context& ctx, MatrixView<const T> a, MatrixView<T> q,
     // The single-pass form where Q stays implicit (TallSkinnyQR), or where Q = A R^{-1} is
     // one streamed pass (multiply_upper): with cuBLAS's GEMM for Q it was measured slower on
     // the H200 (explicit Q 1M x 64 FP64: 2.18 ms against 1.20; GPUQR_QPROD=0 restores that).
-    const bool q_streamed = implicit == nullptr && q.data() != nullptr &&
+    //
+    // Not above 128 columns: there the backend forms A X by block-column GEMMs (CUDA), the
+    // single pass's second Gram matrix stores W = A R_1^{-1} anyway, and Q = A R^{-1} in
+    // place goes through row chunks and copies; the two-step form writes Q = W R_2^{-1} out
+    // of place instead. Measured on the H100 (session 21, docs/PERF.md): explicit Q of
+    // 2^20 x 1024 FP64 124 -> see PERF.md.
+    const bool q_streamed = implicit == nullptr && q.data() != nullptr && a.cols() <= 128 &&
                             upper_product_streamed<T>(ctx, a.rows(), a.cols());
     const CholeskyQrOutcome out = cholesky_qr<T>(
         ctx, a, implicit != nullptr ? MatrixView<T>() : q, shifted, keep, buf,

@@ -1,9 +1,10 @@
-// Products with a triangular factor or a symmetric result by block-column GEMMs, for the
-// wide tall-skinny shapes (n > 128) where cuBLAS's SYRK and TRMM/TRSM run far below the GEMM
-// rate: G = W^T W computes only the upper block columns (G(0:j1, j0:j1) over W's first j1
-// columns) and mirrors them; Q = A X (X upper, zeros below) computes block column j from A's
-// first j1 columns. Both do about (1 + n / kTriangleBlock) / 2 of the full GEMM's flops
-// (0.625 at n = 512, 0.56 at 1024, with blocks of 128). src/cuda/ only.
+// Products with a triangular factor or a symmetric result by GEMMs, for the wide tall-skinny
+// shapes (n > 128) where cuBLAS's SYRK and TRMM/TRSM run far below the GEMM rate: G = W^T W
+// computes only the upper triangle, by recursive halves (one GEMM for the off-diagonal block
+// of each range, down to diagonal blocks of kTriangleBlock columns) and mirrors it; Q = A X
+// (X upper, zeros below) computes block column j from A's first j1 columns. Both do about
+// (1 + nb / n) / 2 of the full GEMM's flops (0.5625 at n = 1024 with blocks of 128).
+// src/cuda/ only.
 #pragma once
 
 #include <cstdint>
@@ -18,7 +19,8 @@ inline constexpr std::int64_t kTriangleBlock = 128;
 /// The block columns' width: kTriangleBlock, or GPUQR_TRI_BLOCK (32 to 1024, measurements).
 std::int64_t triangle_block_width();
 
-/// G (n x n, ld ldg, the full symmetric matrix) := W^T W for W m x n (ld ldw).
+/// G (n x n, ld ldg, the full symmetric matrix) := W^T W for W m x n (ld ldw), by recursive
+/// halves (the upper triangle) and a mirror.
 template <class T>
 void gram_blocked(detail::ContextImpl& ctx, const T* w, std::int64_t ldw, std::int64_t m,
                   std::int64_t n, T* g, std::int64_t ldg);
