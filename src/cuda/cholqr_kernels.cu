@@ -35,7 +35,6 @@ using cuda_detail::DeviceGuard;
 using cuda_detail::to_cuda_int;
 
 constexpr int kThreads = 256;
-constexpr int kReduceThreads = 1024;  // the one-block status kernels
 
 cusolverDnHandle_t solver(const detail::ContextImpl& ctx) {
   return static_cast<cusolverDnHandle_t>(ctx.cusolver);
@@ -83,20 +82,42 @@ __device__ double block_reduce(double v, Op op, double identity) {
 }
 
 /// Status of the Gram matrix before factoring (||G - I||_F, trace), then G += s I with
-/// s = shift_factor * trace. One block: G is n x n, small next to A.
+/// s = shift_factor * trace: partial sums by kStatusBlocks blocks (a column per block and
+/// stride), then one block. Session 21 (ncu, H100): the one-block kernel took 0.6 ms on
+/// n = 1024 at base clocks, twice per CholeskyQR2.
+constexpr int kStatusBlocks = 128;
+constexpr int kGramParts = 2;  // ||G - I||_F^2, trace
+
 template <class T>
-__global__ void gram_status_kernel(T* g, std::int64_t ldg, std::int64_t n, double shift_factor,
-                                   double* status) {
+__global__ void gram_status_partial_kernel(const T* g, std::int64_t ldg, std::int64_t n,
+                                           double* part) {
   double off = 0.0, tr = 0.0;
-  for (std::int64_t idx = threadIdx.x; idx < n * n; idx += blockDim.x) {
-    const std::int64_t i = idx % n, j = idx / n;
-    const double v = static_cast<double>(g[i + j * ldg]);
-    const double e = v - (i == j ? 1.0 : 0.0);
-    off += e * e;
-    if (i == j) tr += v;
+  for (std::int64_t j = blockIdx.x; j < n; j += gridDim.x)
+    for (std::int64_t i = threadIdx.x; i < n; i += blockDim.x) {
+      const double v = static_cast<double>(g[i + j * ldg]);
+      const double e = v - (i == j ? 1.0 : 0.0);
+      off += e * e;
+      if (i == j) tr += v;
+    }
+  off = block_reduce(off, SumOp(), 0.0);
+  tr = block_reduce(tr, SumOp(), 0.0);
+  if (threadIdx.x == 0) {
+    part[kGramParts * blockIdx.x] = off;
+    part[kGramParts * blockIdx.x + 1] = tr;
+  }
+}
+
+template <class T>
+__global__ void gram_status_finish_kernel(T* g, std::int64_t ldg, std::int64_t n,
+                                          double shift_factor, const double* part, int parts,
+                                          double* status) {
+  double off = 0.0, tr = 0.0;
+  for (int b = threadIdx.x; b < parts; b += blockDim.x) {
+    off += part[kGramParts * b];
+    tr += part[kGramParts * b + 1];
   }
   off = block_reduce(off, SumOp(), 0.0);
-  tr = block_reduce(tr, SumOp(), 0.0);  // its barriers also order every read above before the writes
+  tr = block_reduce(tr, SumOp(), 0.0);
   // No shift asked, none added (a NaN trace must not turn "none" into NaN).
   const double shift = shift_factor != 0.0 ? shift_factor * tr : 0.0;
   if (threadIdx.x == 0) {
@@ -111,26 +132,52 @@ __global__ void gram_status_kernel(T* g, std::int64_t ldg, std::int64_t n, doubl
 }
 
 /// After potrf and the inverse: zeros below both diagonals, ||R^{-1}||_F, min/max |R(i,i)|,
-/// and the breakdown entry (potrf's info, or n + 1 when R^{-1} is not finite).
+/// and the breakdown entry (potrf's info, or n + 1 when R^{-1} is not finite): partial
+/// results by kStatusBlocks blocks, then one block.
+constexpr int kPostParts = 4;  // ||R^{-1}||_F^2, not finite, min |R(i,i)|, max |R(i,i)|
+
 template <class T>
-__global__ void cholesky_post_kernel(T* r, std::int64_t ldr, T* rinv, std::int64_t ldi,
-                                     std::int64_t n, const int* info, double* status) {
+__global__ void cholesky_post_partial_kernel(T* r, std::int64_t ldr, T* rinv, std::int64_t ldi,
+                                             std::int64_t n, double* part) {
   double inv = 0.0, bad = 0.0, lo = INFINITY, hi = 0.0;
-  for (std::int64_t idx = threadIdx.x; idx < n * n; idx += blockDim.x) {
-    const std::int64_t i = idx % n, j = idx / n;
-    if (i > j) {
-      r[i + j * ldr] = T(0);
-      rinv[i + j * ldi] = T(0);
-      continue;
+  for (std::int64_t j = blockIdx.x; j < n; j += gridDim.x)
+    for (std::int64_t i = threadIdx.x; i < n; i += blockDim.x) {
+      if (i > j) {
+        r[i + j * ldr] = T(0);
+        rinv[i + j * ldi] = T(0);
+        continue;
+      }
+      const double v = static_cast<double>(rinv[i + j * ldi]);
+      if (!isfinite(v)) bad = 1.0;
+      inv += v * v;
+      if (i == j) {
+        const double d = fabs(static_cast<double>(r[i + i * ldr]));
+        lo = d < lo ? d : lo;
+        hi = d > hi ? d : hi;
+      }
     }
-    const double v = static_cast<double>(rinv[i + j * ldi]);
-    if (!isfinite(v)) bad = 1.0;
-    inv += v * v;
-    if (i == j) {
-      const double d = fabs(static_cast<double>(r[i + i * ldr]));
-      lo = d < lo ? d : lo;
-      hi = d > hi ? d : hi;
-    }
+  inv = block_reduce(inv, SumOp(), 0.0);
+  bad = block_reduce(bad, MaxOp(), 0.0);
+  lo = block_reduce(lo, MinOp(), INFINITY);
+  hi = block_reduce(hi, MaxOp(), 0.0);
+  if (threadIdx.x == 0) {
+    double* p = part + kPostParts * blockIdx.x;
+    p[0] = inv;
+    p[1] = bad;
+    p[2] = lo;
+    p[3] = hi;
+  }
+}
+
+__global__ void cholesky_post_finish_kernel(std::int64_t n, const double* part, int parts,
+                                            const int* info, double* status) {
+  double inv = 0.0, bad = 0.0, lo = INFINITY, hi = 0.0;
+  for (int b = threadIdx.x; b < parts; b += blockDim.x) {
+    const double* p = part + kPostParts * b;
+    inv += p[0];
+    bad = fmax(bad, p[1]);
+    lo = fmin(lo, p[2]);
+    hi = fmax(hi, p[3]);
   }
   inv = block_reduce(inv, SumOp(), 0.0);
   bad = block_reduce(bad, MaxOp(), 0.0);
@@ -298,22 +345,33 @@ void cholesky_inverse(detail::ContextImpl& ctx, MatrixView<T> g, MatrixView<T> r
     small_cholesky_inverse<T>(ctx, g, rinv, shift_factor, status);
     return;
   }
-  gram_status_kernel<T><<<1, kReduceThreads, 0, ctx.stream>>>(g.data(), g.ld(), n, shift_factor,
-                                                              status.data());
-  GPUQR_CUDA_CHECK_LAUNCH(ctx.stream);
   const int ni = to_cuda_int(n, "n", "cholesky_inverse");
   const int ldg = to_cuda_int(g.ld(), "ldg", "cholesky_inverse");
   int lwork = 0;
   GPUQR_CUSOLVER_CHECK(potrf_size(solver(ctx), ni, g.data(), ldg, &lwork));
-  T* work = static_cast<T*>(detail::cuda_workspace(
-      ctx, static_cast<std::size_t>(std::max(lwork, 1)) * sizeof(T)));
+  // One leaf-workspace request: potrf's work, then the status kernels' partial sums.
+  const int blocks = static_cast<int>(std::min<std::int64_t>(n, kStatusBlocks));
+  const std::size_t work_bytes =
+      (static_cast<std::size_t>(std::max(lwork, 1)) * sizeof(T) + 255) / 256 * 256;
+  char* base = static_cast<char*>(detail::cuda_workspace(
+      ctx, work_bytes + std::size_t(kStatusBlocks) * kPostParts * sizeof(double)));
+  T* work = reinterpret_cast<T*>(base);
+  double* part = reinterpret_cast<double*>(base + work_bytes);
+  gram_status_partial_kernel<T><<<blocks, kThreads, 0, ctx.stream>>>(g.data(), g.ld(), n, part);
+  GPUQR_CUDA_CHECK_LAUNCH(ctx.stream);
+  gram_status_finish_kernel<T><<<1, kThreads, 0, ctx.stream>>>(g.data(), g.ld(), n, shift_factor,
+                                                               part, blocks, status.data());
+  GPUQR_CUDA_CHECK_LAUNCH(ctx.stream);
   // devInfo > 0 is the breakdown we report; the post kernel copies it into the status.
   GPUQR_CUSOLVER_CHECK(potrf(solver(ctx), ni, g.data(), ldg, work, lwork, dev_info(ctx)));
   laset<T>(ctx, T(0), T(1), rinv);
   trsm(blas(ctx), CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_UPPER, CUBLAS_OP_N, CUBLAS_DIAG_NON_UNIT, n,
        n, T(1), g.data(), g.ld(), rinv.data(), rinv.ld());
-  cholesky_post_kernel<T><<<1, kReduceThreads, 0, ctx.stream>>>(
-      g.data(), g.ld(), rinv.data(), rinv.ld(), n, dev_info(ctx), status.data());
+  cholesky_post_partial_kernel<T><<<blocks, kThreads, 0, ctx.stream>>>(
+      g.data(), g.ld(), rinv.data(), rinv.ld(), n, part);
+  GPUQR_CUDA_CHECK_LAUNCH(ctx.stream);
+  cholesky_post_finish_kernel<<<1, kThreads, 0, ctx.stream>>>(n, part, blocks, dev_info(ctx),
+                                                              status.data());
   GPUQR_CUDA_CHECK_LAUNCH(ctx.stream);
 }
 
