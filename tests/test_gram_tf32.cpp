@@ -285,15 +285,14 @@ TEST_P(GramTf32, RandomGradedIllConditionedWithinFp32Bounds) {
   }
 }
 
-// Past 128 columns the Gram matrix is cuBLAS's GEMMs (triangle_gemm.cu): in FP32 on the TF32
-// tensor cores with the split (mode 1: W's row chunks split into hi and lo, H^T H by halves
-// and H^T L), or SGEMM (mode 0). Both within the file's bound, on random, graded and
-// ill-conditioned inputs, with chunks of 16 MiB (two chunks at 20011 x 160, the last partial)
-// and the default (one); the Gram matrix of A X (gram_of_upper_product) likewise.
-TEST_P(GramTf32, WideGramBySplitWithinFp32Bounds) {
+// Past 128 columns the FP32 Gram matrix is cuBLAS's SGEMMs (triangle_gemm.cu: the upper
+// triangle by recursive halves, mirrored; not TF32: see gram_blocked), and so is that of
+// A X (gram_of_upper_product): within the file's bound, exactly symmetric, on random, graded
+// and ill-conditioned inputs, at widths that do and do not split evenly into blocks of 128.
+TEST_P(GramTf32, WideGramWithinFp32Bounds) {
   std::uint64_t seed = 170;
   for (const std::int64_t m : {1000, 20011}) {
-    for (const int n : {129, 160}) {
+    for (const int n : {129, 160, 300}) {
       for (const int kind : {0, 1, 2}) {
         const char* names[] = {" random", " graded", " ill-conditioned"};
         SCOPED_TRACE(std::to_string(m) + "x" + std::to_string(n) + names[kind]);
@@ -308,27 +307,14 @@ TEST_P(GramTf32, WideGramBySplitWithinFp32Bounds) {
         const Matrix<float> x = random_upper(n, seed++);
         const Reference refp = reference_gram(a, &x);
         const Matrix<float> xd = device_copy(ctx(), x);
-        Matrix<float> by_mode[2];
-        for (const int mode : {1, 0}) {
-          for (const char* chunk : {"16", "512"}) {
-            SCOPED_TRACE(std::string(mode == 1 ? "3xTF32" : "SGEMM") + ", chunks of " + chunk +
-                         " MiB");
-            const Tf32Mode tf32(mode);
-            const EnvKnob knob("GPUQR_TF32_CHUNK_MB", chunk);
-            Matrix<float> gd = device_matrix<float>(ctx(), n, n);
-            kernels::cuda::gram<float>(ctx().impl(), ad.view, gd.view());
-            Matrix<float> g = to_host(ctx(), gd);
-            EXPECT_LE(scaled_error(g, ref), bound(m, n, false)) << "A^T A";
-            for (std::int64_t j = 0; j < n; ++j)
-              for (std::int64_t i = 0; i < j; ++i) ASSERT_EQ(g(i, j), g(j, i)) << "not symmetric";
-            kernels::cuda::gram_of_upper_product<float>(ctx().impl(), ad.view, xd.view(),
-                                                        gd.view());
-            EXPECT_LE(scaled_error(to_host(ctx(), gd), refp), bound(m, n, true))
-                << "(A X)^T (A X)";
-            by_mode[mode] = std::move(g);
-          }
-        }
-        if (kind == 0) EXPECT_FALSE(bitwise_equal(by_mode[0], by_mode[1])) << "mode not switched";
+        Matrix<float> gd = device_matrix<float>(ctx(), n, n);
+        kernels::cuda::gram<float>(ctx().impl(), ad.view, gd.view());
+        const Matrix<float> g = to_host(ctx(), gd);
+        EXPECT_LE(scaled_error(g, ref), bound(m, n, false)) << "A^T A";
+        for (std::int64_t j = 0; j < n; ++j)
+          for (std::int64_t i = 0; i < j; ++i) ASSERT_EQ(g(i, j), g(j, i)) << "not symmetric";
+        kernels::cuda::gram_of_upper_product<float>(ctx().impl(), ad.view, xd.view(), gd.view());
+        EXPECT_LE(scaled_error(to_host(ctx(), gd), refp), bound(m, n, true)) << "(A X)^T (A X)";
       }
     }
   }

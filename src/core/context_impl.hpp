@@ -45,10 +45,7 @@ class ContextImpl {
   /// the blocked QR; kUpdateWorkspace: the QR-updating drivers.
   static constexpr int kTallSkinnyWorkspace = 3;
   static constexpr int kUpdateWorkspace = 4;
-  /// kSplitWorkspace: the FP32 Gram matrix's 3xTF32 split of W's row chunks (triangle_gemm.cu),
-  /// which runs while the leaf workspace holds W itself.
-  static constexpr int kSplitWorkspace = 5;
-  static constexpr int kWorkspaces = 6;
+  static constexpr int kWorkspaces = 5;
   void* workspace[kWorkspaces] = {};
   std::size_t workspace_bytes[kWorkspaces] = {};
   /// A second lane of work for look-ahead (CUDA: its own stream, handles and workspaces;
