@@ -155,8 +155,8 @@ bool try_cholesky(const Context& ctx, MatrixView<const T> a, MatrixView<T> q,
     // Not above 128 columns: there the backend forms A X by block-column GEMMs (CUDA), the
     // single pass's second Gram matrix stores W = A R_1^{-1} anyway, and Q = A R^{-1} in
     // place goes through row chunks and copies; the two-step form writes Q = W R_2^{-1} out
-    // of place instead. Measured on the H100 (session 21, docs/PERF.md): explicit Q of
-    // 2^20 x 1024 FP64 124 -> see PERF.md.
+    // of place instead. Measured on the H100 (session 21, docs/PERF.md; with the Gram
+    // matrix by halves): explicit Q FP64 2^20 x 256 13.4 -> 10.0 ms, x 1024 124 -> 105-115.
     const bool q_streamed = implicit == nullptr && q.data() != nullptr && a.cols() <= 128 &&
                             upper_product_streamed<T>(ctx, a.rows(), a.cols());
     const CholeskyQrOutcome out = cholesky_qr<T>(
