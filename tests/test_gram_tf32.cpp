@@ -176,6 +176,22 @@ Matrix<float> random_upper(std::int64_t n, std::uint64_t seed) {
   return x;
 }
 
+const char* const kKindNames[] = {" random", " graded", " ill-conditioned"};
+
+/// The inputs of the bound tests by kind: 0 random; 1 graded, column j scaled by
+/// 10^(-3 + 6 j / (n - 1)), 1e-3 .. 1e3 (the bound is per entry: an error in a small column
+/// must not hide behind the large ones); 2 ill-conditioned (the paper's stress matrix with
+/// R(n / 2, n / 2) = 1e-6).
+Matrix<float> input_of_kind(int kind, std::int64_t m, std::int64_t n, std::uint64_t seed) {
+  Matrix<float> a = kind == 2 ? stress_matrix<float>(m, n, n / 2, 1e-6, seed)
+                              : random_matrix<float>(m, n, seed);
+  if (kind == 1 && n > 1)
+    for (std::int64_t j = 0; j < n; ++j)
+      for (std::int64_t i = 0; i < m; ++i)
+        a(i, j) *= float(std::pow(10.0, -3.0 + 6.0 * double(j) / double(n - 1)));
+  return a;
+}
+
 TEST_P(GramTf32, ExactOnSmallIntegers) {
   const EnvKnob kernel("GPUQR_GRAM_KERNEL", "1");
   const Tf32Mode tf32(1);
@@ -249,16 +265,8 @@ TEST_P(GramTf32, RandomGradedIllConditionedWithinFp32Bounds) {
   for (const std::int64_t m : {257, 1000, 20011}) {
     for (const int n : kCols) {
       for (const int kind : {0, 1, 2}) {
-        const char* names[] = {" random", " graded", " ill-conditioned"};
-        SCOPED_TRACE(std::to_string(m) + "x" + std::to_string(n) + names[kind]);
-        Matrix<float> a = kind == 2 ? stress_matrix<float>(m, n, n / 2, 1e-6, seed++)
-                                    : random_matrix<float>(m, n, seed++);
-        // Graded: column j scaled by 10^(-3 + 6 j / (n - 1)), 1e-3 .. 1e3 (the bound is per
-        // entry: an error in a small column must not hide behind the large ones).
-        if (kind == 1 && n > 1)
-          for (std::int64_t j = 0; j < n; ++j)
-            for (std::int64_t i = 0; i < m; ++i)
-              a(i, j) *= float(std::pow(10.0, -3.0 + 6.0 * double(j) / double(n - 1)));
+        SCOPED_TRACE(std::to_string(m) + "x" + std::to_string(n) + kKindNames[kind]);
+        const Matrix<float> a = input_of_kind(kind, m, n, seed++);
         const Placed ad = place(ctx(), a, false);
         const Reference ref = reference_gram(a, nullptr);
         const Matrix<float> x = random_upper(n, seed++);
@@ -294,14 +302,8 @@ TEST_P(GramTf32, WideGramWithinFp32Bounds) {
   for (const std::int64_t m : {1000, 20011}) {
     for (const int n : {129, 160, 300}) {
       for (const int kind : {0, 1, 2}) {
-        const char* names[] = {" random", " graded", " ill-conditioned"};
-        SCOPED_TRACE(std::to_string(m) + "x" + std::to_string(n) + names[kind]);
-        Matrix<float> a = kind == 2 ? stress_matrix<float>(m, n, n / 2, 1e-6, seed++)
-                                    : random_matrix<float>(m, n, seed++);
-        if (kind == 1)
-          for (std::int64_t j = 0; j < n; ++j)
-            for (std::int64_t i = 0; i < m; ++i)
-              a(i, j) *= float(std::pow(10.0, -3.0 + 6.0 * double(j) / double(n - 1)));
+        SCOPED_TRACE(std::to_string(m) + "x" + std::to_string(n) + kKindNames[kind]);
+        const Matrix<float> a = input_of_kind(kind, m, n, seed++);
         const Placed ad = place(ctx(), a, false);
         const Reference ref = reference_gram(a, nullptr);
         const Matrix<float> x = random_upper(n, seed++);
