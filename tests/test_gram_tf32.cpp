@@ -20,7 +20,9 @@
 // detector below (every product off by exactly 2^-11 relative, 8192 u) fails it by ~10x.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -293,16 +295,32 @@ TEST_P(GramTf32, RandomGradedIllConditionedWithinFp32Bounds) {
   }
 }
 
-// Past 128 columns the FP32 Gram matrix is cuBLAS's SGEMMs (triangle_gemm.cu: the upper
-// triangle by recursive halves, mirrored; not TF32: see gram_blocked), and so is that of
-// A X (gram_of_upper_product): within the file's bound, exactly symmetric, on random, graded
-// and ill-conditioned inputs, at widths that do and do not split evenly into blocks of 128.
+// Past 128 columns the FP32 Gram matrix is cuBLAS's TF32 GEMMs on a 3xTF32 split with mma
+// chains of at most GPUQR_TF32_KC rows (triangle_gemm.cu, gram_split_tf32), or with
+// gram_tf32_mode(0) its SGEMMs (the upper triangle by recursive halves, mirrored), and so is
+// that of A X (gram_of_upper_product): within the file's bound, exactly symmetric, on random,
+// graded and ill-conditioned inputs, at widths that do and do not split evenly into blocks of
+// 128 and leaves of 256, with fewer rows than one chain (1000) and many chains and a rest
+// (20011; chains of 2048 and of 512 rows, the latter also several split chunks of 16 MiB).
 TEST_P(GramTf32, WideGramWithinFp32Bounds) {
   std::uint64_t seed = 170;
+  struct Setting {
+    int mode;
+    const char* kc;
+    const char* chunk_mb;
+  };
+  for (const Setting set : {Setting{1, "2048", "1024"}, Setting{1, "512", "16"},
+                            Setting{0, "2048", "1024"}})
   for (const std::int64_t m : {1000, 20011}) {
     for (const int n : {129, 160, 300}) {
       for (const int kind : {0, 1, 2}) {
-        SCOPED_TRACE(std::to_string(m) + "x" + std::to_string(n) + kKindNames[kind]);
+        const Tf32Mode tf32(set.mode);
+        const EnvKnob kc("GPUQR_TF32_KC", set.kc);
+        const EnvKnob chunk("GPUQR_TF32_CHUNK_MB", set.chunk_mb);
+        SCOPED_TRACE(std::to_string(m) + "x" + std::to_string(n) + kKindNames[kind] +
+                     (set.mode == 1 ? " 3xTF32, chains of " + std::string(set.kc) +
+                                          ", chunks of " + set.chunk_mb + " MiB"
+                                    : " SGEMM"));
         const Matrix<float> a = input_of_kind(kind, m, n, seed++);
         const Placed ad = place(ctx(), a, false);
         const Reference ref = reference_gram(a, nullptr);
@@ -320,6 +338,46 @@ TEST_P(GramTf32, WideGramWithinFp32Bounds) {
       }
     }
   }
+}
+
+// The tensor cores add with truncation, so a long mma chain biases a sum of same-sign terms
+// toward zero (session 21: ~1e-4 over cuBLAS's k of 65536). On an all-positive input every
+// Gram entry is such a sum: the mean signed relative error of the off-diagonal entries (the
+// diagonal is the columns' sums of squares in FP64) shows the bias, where rounding errors of
+// either sign average out. The wide 3xTF32 Gram matrix (chains of 2048 rows) must stay under
+// 256 u of bias, and the detector must see one chain over all 65573 rows (GPUQR_TF32_KC as m),
+// or the test could not fail. The biases of other chain lengths are printed.
+TEST_P(GramTf32, WideGramChainsShortEnoughForNoBias) {
+  const Tf32Mode tf32(1);
+  const std::int64_t m = 65573, n = 144;
+  std::mt19937_64 gen(404);
+  std::uniform_real_distribution<float> positive(0.5f, 1.0f);
+  Matrix<float> a(m, n);
+  for (std::int64_t j = 0; j < n; ++j)
+    for (std::int64_t i = 0; i < m; ++i) a(i, j) = positive(gen);
+  const Placed ad = place(ctx(), a, false);
+  const Reference ref = reference_gram(a, nullptr);
+  // mean and max over i < j of (G - G_ref)(i, j) / G_ref(i, j), in units of u.
+  const auto bias = [&](const char* kc_rows, bool within_bound) {
+    const EnvKnob kc("GPUQR_TF32_KC", kc_rows);
+    const Matrix<float> g = gpu_gram(ctx(), ad.view, nullptr);
+    double sum = 0, worst = 0;
+    std::int64_t count = 0;
+    for (std::int64_t j = 0; j < n; ++j)
+      for (std::int64_t i = 0; i < j; ++i) {
+        const double r = double(((long double)g(i, j) - ref.g[i + j * n]) / ref.g[i + j * n]);
+        sum += r;
+        worst = std::max(worst, std::fabs(r));
+        ++count;
+      }
+    std::printf("[ bias     ] chains of %s rows: mean %.1f u, max %.1f u\n", kc_rows,
+                sum / double(count) / kU, worst / kU);
+    if (within_bound) EXPECT_LE(worst, bound(m, n, false)) << "chains of " << kc_rows;
+    return std::fabs(sum / double(count)) / kU;
+  };
+  for (const char* kc : {"256", "1024", "4096", "16384"}) bias(kc, false);
+  EXPECT_LE(bias("2048", true), 256.0) << "the default chains are long enough to bias G";
+  EXPECT_GT(bias("65573", false), 256.0) << "the detector does not see one long chain";
 }
 
 // The CholeskyQR methods through the 3xTF32 kernels, on the paper's stress matrix at a width

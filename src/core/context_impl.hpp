@@ -45,7 +45,10 @@ class ContextImpl {
   /// the blocked QR; kUpdateWorkspace: the QR-updating drivers.
   static constexpr int kTallSkinnyWorkspace = 3;
   static constexpr int kUpdateWorkspace = 4;
-  static constexpr int kWorkspaces = 5;
+  /// kSplitWorkspace: the FP32 Gram matrix's 3xTF32 split of W's row chunks and its partial
+  /// sums (triangle_gemm.cu), which run while the leaf workspace holds W itself.
+  static constexpr int kSplitWorkspace = 5;
+  static constexpr int kWorkspaces = 6;
   void* workspace[kWorkspaces] = {};
   std::size_t workspace_bytes[kWorkspaces] = {};
   /// A second lane of work for look-ahead (CUDA: its own stream, handles and workspaces;

@@ -6,9 +6,11 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <type_traits>
 
 #include "src/cuda/check.hpp"
 #include "src/cuda/cholqr_blas.hpp"
+#include "src/cuda/gram_kernels.hpp"
 
 namespace gpuqr::kernels::cuda {
 namespace {
@@ -53,6 +55,151 @@ void upper_by_halves(std::int64_t n, std::int64_t nb, Gemm gemm_at) {
   }
 }
 
+/// TF32 rounding to nearest (ties away from zero), as cvt.rna.tf32.f32 for finite x.
+__device__ __forceinline__ float tf32_rna(float x) {
+  return __uint_as_float((__float_as_uint(x) + 0x1000u) & 0xffffe000u);
+}
+
+/// The split kernel's blocks per column: each column's sum of squares is kSplitBlocks partial
+/// sums (a fixed order: reproducible), which gram_split_tf32 adds at the end.
+constexpr int kSplitBlocks = 64;
+
+/// hi := tf32(w), lo := tf32(w - hi) for w rows x cols (ld ldw; hi and lo ld ldh), and
+/// sumsq(b, j) += the sum of w(i, j)^2 over the rows of block b, in FP64.
+__global__ void split_tf32_kernel(const float* w, std::int64_t ldw, std::int64_t rows,
+                                  std::int64_t cols, float* hi, float* lo, std::int64_t ldh,
+                                  double* sumsq) {
+  __shared__ double part[kThreads / 32];
+  for (std::int64_t j = blockIdx.y; j < cols; j += gridDim.y) {
+    double sq = 0.0;
+    for (std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; i < rows;
+         i += std::int64_t(gridDim.x) * blockDim.x) {
+      const float v = w[i + j * ldw];
+      const float h = tf32_rna(v);
+      hi[i + j * ldh] = h;
+      lo[i + j * ldh] = tf32_rna(v - h);
+      sq += double(v) * double(v);
+    }
+    for (int o = 16; o > 0; o >>= 1) sq += __shfl_down_sync(0xffffffffu, sq, o);
+    if ((threadIdx.x & 31) == 0) part[threadIdx.x >> 5] = sq;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+      double t = 0.0;
+      for (int k = 0; k < kThreads / 32; ++k) t += part[k];
+      sumsq[blockIdx.x + j * gridDim.x] += t;
+    }
+    __syncthreads();
+  }
+}
+
+/// For i <= j: g(i, j) = g(j, i) := the sum of the nparts partials (i, j) (ld n, stride n^2)
+/// + c(i, j) + c(j, i), in FP64, rounded once; the diagonal is the columns' sums of squares
+/// (sumsq, nsq partials a column) instead.
+__global__ void combine_tf32_kernel(const float* parts, std::int64_t nparts, const float* c,
+                                    const double* sumsq, int nsq, std::int64_t n, float* g,
+                                    std::int64_t ldg) {
+  const std::int64_t nn = n * n;
+  for (std::int64_t j = blockIdx.y; j < n; j += gridDim.y)
+    for (std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; i <= j;
+         i += std::int64_t(gridDim.x) * blockDim.x) {
+      double v = 0.0;
+      if (i == j) {
+        for (int b = 0; b < nsq; ++b) v += sumsq[b + j * nsq];
+      } else {
+        v = double(c[i + j * n]) + double(c[j + i * n]);
+        for (std::int64_t b = 0; b < nparts; ++b) v += double(parts[b * nn + i + j * n]);
+      }
+      g[i + j * ldg] = float(v);
+      g[j + i * ldg] = float(v);
+    }
+}
+
+/// A knob read on every call (tests, measurements): GPUQR_<name> in [lo, hi], else dflt.
+std::int64_t int_knob(const char* name, std::int64_t dflt, std::int64_t lo, std::int64_t hi) {
+  const char* v = std::getenv(name);
+  const long long x = v != nullptr ? std::strtoll(v, nullptr, 10) : 0;
+  return x >= lo && x <= hi ? std::int64_t(x) : dflt;
+}
+
+void gemm_tf32(cublasHandle_t h, std::int64_t m, std::int64_t n, std::int64_t k,
+               const float* a, std::int64_t lda, const float* b, std::int64_t ldb, float* c,
+               std::int64_t ldc) {
+  const float one = 1.0f;
+  GPUQR_CUBLAS_CHECK(cublasGemmEx_64(h, CUBLAS_OP_T, CUBLAS_OP_N, m, n, k, &one, a, CUDA_R_32F,
+                                     lda, b, CUDA_R_32F, ldb, &one, c, CUDA_R_32F, ldc,
+                                     CUBLAS_COMPUTE_32F_FAST_TF32, CUBLAS_GEMM_DEFAULT));
+}
+
+/// batches of C_b += A_b^T B_b, A_b = a + b k, B_b = b + b k (k rows each), C_b = c + b n^2.
+void gemm_tf32_batches(cublasHandle_t h, std::int64_t m, std::int64_t n, std::int64_t k,
+                       const float* a, std::int64_t lda, const float* b, std::int64_t ldb,
+                       float* c, std::int64_t ldc, std::int64_t stride_c, std::int64_t batches) {
+  const float one = 1.0f;
+  GPUQR_CUBLAS_CHECK(cublasGemmStridedBatchedEx_64(
+      h, CUBLAS_OP_T, CUBLAS_OP_N, m, n, k, &one, a, CUDA_R_32F, lda, k, b, CUDA_R_32F, ldb, k,
+      &one, c, CUDA_R_32F, ldc, stride_c, batches, CUBLAS_COMPUTE_32F_FAST_TF32,
+      CUBLAS_GEMM_DEFAULT));
+}
+
+/// G := W^T W in FP32 on the TF32 tensor cores, 3xTF32: W = H + L with H = tf32(W) and
+/// L = tf32(W - H) (|W - H - L| <= 2^-22 |W|), W^T W = H^T H + H^T L + L^T H (+ L^T L,
+/// <= 2^-22 |W|^T |W|, dropped). The tensor cores add with truncation, so one long mma chain
+/// biases a sum of same-sign terms toward zero by about its steps x 2^-25 (session 21: ~1e-4
+/// on G's diagonal over cuBLAS's k of 65536, which broke CholeskyQR2's certificate). Here no
+/// chain of the main term H^T H is longer than kc rows (GPUQR_TF32_KC, 2048 by default): the
+/// split's row chunk is kc-row batches, each adding into its own partial (strided-batched
+/// GEMMs with beta = 1: FP32 adds, rounded to nearest, between chains); the upper triangle by
+/// recursive halves down to leaves of GPUQR_TF32_LEAF columns (256: leaves of 128 left the
+/// GPU a quarter busy). C = H^T L, 2^-11 of G, takes whole chunks (its bias is below FP32's
+/// rounding of G). The diagonal is the columns' sums of squares in FP64 from the split pass.
+/// G's upper triangle = the partials' sum + C + C^T, in FP64, rounded once, mirrored.
+void gram_split_tf32(detail::ContextImpl& ctx, const float* w, std::int64_t ldw,
+                     std::int64_t m, std::int64_t n, float* g, std::int64_t ldg) {
+  const std::int64_t kc = int_knob("GPUQR_TF32_KC", 2048, 64, std::int64_t(1) << 20);
+  const std::int64_t leaf = int_knob("GPUQR_TF32_LEAF", 256, 32, 1024);
+  const std::int64_t chunk_bytes = int_knob("GPUQR_TF32_CHUNK_MB", 1024, 16, 16384) << 20;
+  std::int64_t rows = chunk_bytes / (2 * std::int64_t(sizeof(float)) * n) / kc * kc;
+  rows = std::min(std::max(rows, kc), m);
+  const std::int64_t nparts = std::max<std::int64_t>(1, rows / kc);
+  const auto pad = [](std::size_t e) { return (e + 63) / 64 * 64; };
+  const std::size_t nn = std::size_t(n) * std::size_t(n);
+  const std::size_t sq_floats = pad(2 * kSplitBlocks * std::size_t(n));  // doubles as floats
+  const std::size_t zeroed = sq_floats + pad(nn) + nparts * nn;
+  float* base = static_cast<float*>(detail::cuda_workspace(
+      ctx, (zeroed + 2 * pad(std::size_t(rows) * std::size_t(n))) * sizeof(float),
+      detail::ContextImpl::kSplitWorkspace));
+  double* sumsq = reinterpret_cast<double*>(base);
+  float* c = base + sq_floats;
+  float* parts = c + pad(nn);
+  float* hi = base + zeroed;
+  float* lo = hi + pad(std::size_t(rows) * std::size_t(n));
+  GPUQR_CUDA_CHECK(cudaMemsetAsync(base, 0, zeroed * sizeof(float), ctx.stream));
+  const cublasHandle_t h = blas(ctx);
+  const auto by = static_cast<unsigned>(std::min<std::int64_t>(n, 65535));
+  for (std::int64_t s = 0; s < m; s += rows) {
+    const std::int64_t k = std::min(rows, m - s);
+    split_tf32_kernel<<<dim3(kSplitBlocks, by), kThreads, 0, ctx.stream>>>(w + s, ldw, k, n, hi,
+                                                                          lo, rows, sumsq);
+    GPUQR_CUDA_CHECK_LAUNCH(ctx.stream);
+    const std::int64_t full = k / kc, rest = k - full * kc;
+    upper_by_halves(n, leaf, [&](std::int64_t xc, std::int64_t yc, std::int64_t xs,
+                                 std::int64_t ys) {
+      float* p = parts + xc + yc * n;
+      if (full > 0)
+        gemm_tf32_batches(h, xs, ys, kc, hi + xc * rows, rows, hi + yc * rows, rows, p, n,
+                          std::int64_t(nn), full);
+      if (rest > 0)
+        gemm_tf32(h, xs, ys, rest, hi + full * kc + xc * rows, rows, hi + full * kc + yc * rows,
+                  rows, p, n);
+    });
+    gemm_tf32(h, n, n, k, hi, rows, lo, rows, c, n);
+  }
+  const auto bx = static_cast<unsigned>(std::max<std::int64_t>((n + kThreads - 1) / kThreads, 1));
+  combine_tf32_kernel<<<dim3(bx, by), kThreads, 0, ctx.stream>>>(parts, nparts, c, sumsq,
+                                                                 kSplitBlocks, n, g, ldg);
+  GPUQR_CUDA_CHECK_LAUNCH(ctx.stream);
+}
+
 }  // namespace
 
 std::int64_t triangle_block_width() {
@@ -68,13 +215,16 @@ template <class T>
 void gram_blocked(detail::ContextImpl& ctx, const T* w, std::int64_t ldw, std::int64_t m,
                   std::int64_t n, T* g, std::int64_t ldg) {
   if (n == 0) return;
+  if constexpr (std::is_same_v<T, float>) {
+    // 3xTF32 with short mma chains (gram_split_tf32); SGEMM when gram_tf32_enabled() is off.
+    if (m > 0 && gram_tf32_enabled()) {
+      gram_split_tf32(ctx, w, ldw, m, n, g, ldg);
+      return;
+    }
+  }
   // The upper triangle by recursive halves (upper_by_halves). Measured on the H100 (session
   // 21, scripts/dev/gemm_probe.cu, 2^20 x 1024 FP64): 22.2 ms against 25.7 for block columns
-  // of 128 (the off-diagonal GEMMs are wider: 512 x 512, 256 x 256, ...). FP32 stays on
-  // SGEMM: a 3xTF32 split on cuBLAS's TF32 GEMMs (hi and lo of W's row chunks, H^T H + H^T L
-  // + L^T H) took the FP32 explicit Q of 2^20 x 1024 from 112.9 to 93.3 ms but lost an order
-  // of orthogonality (1.5e-4 against 1.6e-5): the tensor cores' accumulation truncates, and
-  // over cuBLAS's long k loops the bias on same-sign sums (G's diagonal) reaches ~1e-4.
+  // of 128 (the off-diagonal GEMMs are wider: 512 x 512, 256 x 256, ...).
   // m = 0 included: beta = 0 writes zeros.
   upper_by_halves(n, triangle_block_width(),
                   [&](std::int64_t xc, std::int64_t yc, std::int64_t xs, std::int64_t ys) {
