@@ -92,22 +92,62 @@ __global__ void split_tf32_kernel(const float* w, std::int64_t ldw, std::int64_t
   }
 }
 
-/// For i <= j: g(i, j) = g(j, i) := the sum of the nparts partials (i, j) (ld n, stride n^2)
-/// + c(i, j) + c(j, i), in FP64, rounded once; the diagonal is the columns' sums of squares
-/// (sumsq, nsq partials a column) instead.
+/// The diagonal's treatment (GPUQR_TF32_DIAG, measurements): the tensor cores' truncation
+/// leaves G's diagonal short by ~kc / 8 x 0.94 u of it (session 22, run 1). kDiagNone keeps
+/// it; kDiagExact puts the columns' FP64 sums of squares there; kDiagTrace scales all of G
+/// by trace(exact) / trace(G) (uniform: CholeskyQR's R scales with it, its Q not at all);
+/// kDiagCongruence scales G to S G S, S = diag(sqrt(exact_j / G_jj)) (exact diagonal, each
+/// off-diagonal entry by its two columns' factors).
+enum DiagMode { kDiagNone = 0, kDiagExact = 1, kDiagTrace = 2, kDiagCongruence = 3 };
+
+/// The computed diagonal d_j = sum_b parts_b(j, j) + 2 c(j, j) and the exact one e_j, then
+/// factor(j) for combine_tf32_kernel by `mode`. One block.
+__global__ void diag_factors_kernel(const float* parts, std::int64_t nparts, const float* c,
+                                    const double* sumsq, int nsq, std::int64_t n, int mode,
+                                    double* factor) {
+  __shared__ double sd[kThreads], se[kThreads];
+  const std::int64_t nn = n * n;
+  double td = 0.0, te = 0.0;
+  for (std::int64_t j = threadIdx.x; j < n; j += blockDim.x) {
+    double d = 2.0 * double(c[j + j * n]), e = 0.0;
+    for (std::int64_t b = 0; b < nparts; ++b) d += double(parts[b * nn + j + j * n]);
+    for (int b = 0; b < nsq; ++b) e += sumsq[b + j * nsq];
+    td += d;
+    te += e;
+    factor[j] = mode == kDiagCongruence && d > 0.0 && e > 0.0 ? sqrt(e / d) : 1.0;
+  }
+  sd[threadIdx.x] = td;
+  se[threadIdx.x] = te;
+  __syncthreads();
+  if (mode != kDiagTrace) return;
+  for (int o = kThreads / 2; o > 0; o >>= 1) {
+    if (threadIdx.x < o) {
+      sd[threadIdx.x] += sd[threadIdx.x + o];
+      se[threadIdx.x] += se[threadIdx.x + o];
+    }
+    __syncthreads();
+  }
+  const double f = sd[0] > 0.0 && se[0] > 0.0 ? sqrt(se[0] / sd[0]) : 1.0;
+  for (std::int64_t j = threadIdx.x; j < n; j += blockDim.x) factor[j] = f;
+}
+
+/// For i <= j: g(i, j) = g(j, i) := factor(i) factor(j) (the sum of the nparts partials
+/// (i, j) (ld n, stride n^2) + c(i, j) + c(j, i)), in FP64, rounded once; with kDiagExact
+/// the diagonal is the columns' sums of squares (sumsq, nsq partials a column) instead.
 __global__ void combine_tf32_kernel(const float* parts, std::int64_t nparts, const float* c,
-                                    const double* sumsq, int nsq, std::int64_t n, float* g,
-                                    std::int64_t ldg) {
+                                    const double* sumsq, int nsq, const double* factor,
+                                    int mode, std::int64_t n, float* g, std::int64_t ldg) {
   const std::int64_t nn = n * n;
   for (std::int64_t j = blockIdx.y; j < n; j += gridDim.y)
     for (std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; i <= j;
          i += std::int64_t(gridDim.x) * blockDim.x) {
       double v = 0.0;
-      if (i == j) {
+      if (i == j && mode == kDiagExact) {
         for (int b = 0; b < nsq; ++b) v += sumsq[b + j * nsq];
       } else {
         v = double(c[i + j * n]) + double(c[j + i * n]);
         for (std::int64_t b = 0; b < nparts; ++b) v += double(parts[b * nn + i + j * n]);
+        v *= factor[i] * factor[j];
       }
       g[i + j * ldg] = float(v);
       g[j + i * ldg] = float(v);
@@ -117,8 +157,10 @@ __global__ void combine_tf32_kernel(const float* parts, std::int64_t nparts, con
 /// A knob read on every call (tests, measurements): GPUQR_<name> in [lo, hi], else dflt.
 std::int64_t int_knob(const char* name, std::int64_t dflt, std::int64_t lo, std::int64_t hi) {
   const char* v = std::getenv(name);
-  const long long x = v != nullptr ? std::strtoll(v, nullptr, 10) : 0;
-  return x >= lo && x <= hi ? std::int64_t(x) : dflt;
+  if (v == nullptr || *v == '\0') return dflt;
+  char* end = nullptr;
+  const long long x = std::strtoll(v, &end, 10);
+  return *end == '\0' && x >= lo && x <= hi ? std::int64_t(x) : dflt;
 }
 
 void gemm_tf32(cublasHandle_t h, std::int64_t m, std::int64_t n, std::int64_t k,
@@ -163,7 +205,9 @@ void gram_split_tf32(detail::ContextImpl& ctx, const float* w, std::int64_t ldw,
   const std::int64_t nparts = std::max<std::int64_t>(1, rows / kc);
   const auto pad = [](std::size_t e) { return (e + 63) / 64 * 64; };
   const std::size_t nn = std::size_t(n) * std::size_t(n);
-  const std::size_t sq_floats = pad(2 * kSplitBlocks * std::size_t(n));  // doubles as floats
+  const int mode = static_cast<int>(int_knob("GPUQR_TF32_DIAG", kDiagCongruence, 0, 3));
+  // the sums of squares and the factors, doubles counted as two floats
+  const std::size_t sq_floats = pad(2 * (kSplitBlocks + 1) * std::size_t(n));
   const std::size_t zeroed = sq_floats + pad(nn) + nparts * nn;
   float* base = static_cast<float*>(detail::cuda_workspace(
       ctx, (zeroed + 2 * pad(std::size_t(rows) * std::size_t(n))) * sizeof(float),
@@ -195,8 +239,12 @@ void gram_split_tf32(detail::ContextImpl& ctx, const float* w, std::int64_t ldw,
     gemm_tf32(h, n, n, k, hi, rows, lo, rows, c, n);
   }
   const auto bx = static_cast<unsigned>(std::max<std::int64_t>((n + kThreads - 1) / kThreads, 1));
-  combine_tf32_kernel<<<dim3(bx, by), kThreads, 0, ctx.stream>>>(parts, nparts, c, sumsq,
-                                                                 kSplitBlocks, n, g, ldg);
+  double* factor = sumsq + kSplitBlocks * n;
+  diag_factors_kernel<<<1, kThreads, 0, ctx.stream>>>(parts, nparts, c, sumsq, kSplitBlocks, n,
+                                                      mode, factor);
+  GPUQR_CUDA_CHECK_LAUNCH(ctx.stream);
+  combine_tf32_kernel<<<dim3(bx, by), kThreads, 0, ctx.stream>>>(
+      parts, nparts, c, sumsq, kSplitBlocks, factor, mode, n, g, ldg);
   GPUQR_CUDA_CHECK_LAUNCH(ctx.stream);
 }
 
