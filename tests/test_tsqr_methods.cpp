@@ -423,20 +423,21 @@ TEST_P(TsqrMethods, WideGeqrfFormByHouseholder) {
   }));
 }
 
-// TallSkinnyQR's `automatic` takes the blocked Householder QR by measured speed only for
-// FP32 with n >= 512 and m n >= 2^28 (tsqr.cpp's householder_preferred_for_r): the rule's
-// edges on every backend; on the GPU, 2^20 x 512 keeps CholeskyQR2 with A borrowed in FP64
-// and takes the Householder QR with CholeskyQR panels in FP32 (a copy of A), and the
-// least-squares solution is optimal (xQRT17's ratio) either way.
+// TallSkinnyQR's `automatic` keeps CholeskyQR2 for R alone at every shape and precision since
+// session 22 (tsqr.cpp's householder_preferred_for_r: FP32's wide Gram matrices on the TF32
+// tensor cores made it faster than the Householder QR with CholeskyQR panels, which took FP32
+// from m n >= 2^28 before); GPUQR_R_HOUSEHOLDER=1 forces the Householder QR. On the GPU,
+// 2^20 x 512 borrows A in both precisions, and the least-squares solution is optimal
+// (xQRT17's ratio); forced, it takes the Householder QR with CholeskyQR panels.
 TEST_P(TsqrMethods, WideTallSkinnyQRByMeasuredSpeed) {
   const std::int64_t big = std::int64_t(1) << 22;
-  EXPECT_TRUE(detail::householder_preferred_for_r(big, 512, 4));
-  EXPECT_TRUE(detail::householder_preferred_for_r(big / 16, 1024, 4));
-  EXPECT_TRUE(detail::householder_preferred_for_r(big / 4, 512, 4));
-  EXPECT_FALSE(detail::householder_preferred_for_r(big, 511, 4));
-  EXPECT_FALSE(detail::householder_preferred_for_r(big / 16, 1023, 4));
-  EXPECT_FALSE(detail::householder_preferred_for_r(big / 16, 512, 4));
-  EXPECT_FALSE(detail::householder_preferred_for_r(big, 1024, 8));
+  for (const int bytes : {4, 8}) {
+    EXPECT_FALSE(detail::householder_preferred_for_r(big, 512, bytes));
+    EXPECT_FALSE(detail::householder_preferred_for_r(big / 16, 1024, bytes));
+    EXPECT_FALSE(detail::householder_preferred_for_r(big, 1024, bytes));
+    const EnvKnob forced("GPUQR_R_HOUSEHOLDER", "1");
+    EXPECT_TRUE(detail::householder_preferred_for_r(big, 1024, bytes));
+  }
   // The end-to-end half on the GPU only: on the CPU backend (CI's 2 cores) 2^20 x 512 would
   // take minutes; the CPU instances check the rule above.
   if (!ctx().is_cuda()) return;
@@ -445,17 +446,21 @@ TEST_P(TsqrMethods, WideTallSkinnyQRByMeasuredSpeed) {
     const Matrix<T> a = random_matrix<T>(m, n, 1905);
     const Matrix<T> b = random_matrix<T>(m, 1, 1906);
     const Matrix<T> a_ctx = to_ctx<T>(ctx(), a.view());
+    const Matrix<T> b_ctx = to_ctx<T>(ctx(), b.view());
     TsqrOptions options;
     options.borrow_input = true;
-    const TallSkinnyQR<T> qr(ctx(), a_ctx.view(), options);
-    const bool fp32 = sizeof(T) == 4;
-    EXPECT_EQ(qr.info().method, fp32 ? TsqrMethod::householder : TsqrMethod::cholesky_qr2);
-    EXPECT_EQ(qr.info().input_borrowed, !fp32);
-    EXPECT_EQ(qr.info().cholesky_panels, fp32 ? 4 : 0);
-    const Matrix<T> x = to_host(ctx(), qr.solve(to_ctx<T>(ctx(), b.view()).view()));
-    EXPECT_LT(track("wide TallSkinnyQR least squares",
-                    accuracy::lstsq_optimality_ratio<T>(a.view(), x.view(), b.view())),
-              kLapackBound);
+    for (const bool force : {false, true}) {
+      SCOPED_TRACE(force ? "GPUQR_R_HOUSEHOLDER=1" : "automatic");
+      const EnvKnob knob("GPUQR_R_HOUSEHOLDER", force ? "1" : "");
+      const TallSkinnyQR<T> qr(ctx(), a_ctx.view(), options);
+      EXPECT_EQ(qr.info().method, force ? TsqrMethod::householder : TsqrMethod::cholesky_qr2);
+      EXPECT_EQ(qr.info().input_borrowed, !force);
+      EXPECT_EQ(qr.info().cholesky_panels > 0, force);
+      const Matrix<T> x = to_host(ctx(), qr.solve(b_ctx.view()));
+      EXPECT_LT(track("wide TallSkinnyQR least squares",
+                      accuracy::lstsq_optimality_ratio<T>(a.view(), x.view(), b.view())),
+                kLapackBound);
+    }
   }));
 }
 

@@ -83,9 +83,17 @@ bool householder_preferred_for_r(std::int64_t m, std::int64_t n, int elem_bytes)
   // 2^20 x 512 25.7 against 28.4, 2^18 x 1024 22.9 against 23.9; not at 2^18 x 512 (8.2
   // against 7.8). FP64 keeps CholeskyQR2 (2^20 x 1024: 100 against 81: the copy of A and the
   // route's own time).
+  //
+  // Session 22 (H100, runs 1-2): FP32 CholeskyQR2's Gram matrices past 128 columns now run on
+  // the TF32 tensor cores (3xTF32 with short chains, triangle_gemm.cu), and CholeskyQR2 wins
+  // R alone everywhere measured: 2^20 x 1024 69.2 ms against 79.2, 2^20 x 512 22.7 against
+  // 26.8, 2^22 x 1024 246 against 315 (chains of 2048 there). Householder QR only when forced.
   const int forced = env_switch("GPUQR_R_HOUSEHOLDER");  // measurements
   if (forced >= 0) return forced == 1;
-  return elem_bytes == 4 && n >= 512 && double(m) * double(n) >= 268435456.0;
+  (void)m;
+  (void)n;
+  (void)elem_bytes;
+  return false;
 }
 
 bool tsqr_preferred(std::int64_t m, std::int64_t n) {

@@ -93,11 +93,14 @@ __global__ void split_tf32_kernel(const float* w, std::int64_t ldw, std::int64_t
 }
 
 /// The diagonal's treatment (GPUQR_TF32_DIAG, measurements): the tensor cores' truncation
-/// leaves G's diagonal short by ~kc / 8 x 0.94 u of it (session 22, run 1). kDiagNone keeps
-/// it; kDiagExact puts the columns' FP64 sums of squares there; kDiagTrace scales all of G
-/// by trace(exact) / trace(G) (uniform: CholeskyQR's R scales with it, its Q not at all);
-/// kDiagCongruence scales G to S G S, S = diag(sqrt(exact_j / G_jj)) (exact diagonal, each
-/// off-diagonal entry by its two columns' factors).
+/// leaves every entry short by ~0.118 u per row of its chain (same-sign sums; session 22 run
+/// 1: -242 u at chains of 2048 rows, linear in the length). kDiagNone keeps it; kDiagExact
+/// (the default) puts the columns' FP64 sums of squares on the diagonal; kDiagTrace scales
+/// all of G by trace(exact) / trace(G); kDiagCongruence scales G to S G S with S =
+/// diag(sqrt(exact_j / G_jj)). CholeskyQR2's certificate on the ill-conditioned FP32 input
+/// of `CholeskyQr2OnWideTallShapes` (run 2, ||W^T W - I||_F, must be < 0.25): chains of
+/// 2048 rows 2.09 / 0.847 / 2.11 / 2.10 by mode; of 512 rows 0.296 / pass / 0.295 / 0.298.
+/// A diagonal short against its row pushes G toward singular; the exact one does not.
 enum DiagMode { kDiagNone = 0, kDiagExact = 1, kDiagTrace = 2, kDiagCongruence = 3 };
 
 /// The computed diagonal d_j = sum_b parts_b(j, j) + 2 c(j, j) and the exact one e_j, then
@@ -186,18 +189,20 @@ void gemm_tf32_batches(cublasHandle_t h, std::int64_t m, std::int64_t n, std::in
 /// G := W^T W in FP32 on the TF32 tensor cores, 3xTF32: W = H + L with H = tf32(W) and
 /// L = tf32(W - H) (|W - H - L| <= 2^-22 |W|), W^T W = H^T H + H^T L + L^T H (+ L^T L,
 /// <= 2^-22 |W|^T |W|, dropped). The tensor cores add with truncation, so one long mma chain
-/// biases a sum of same-sign terms toward zero by about its steps x 2^-25 (session 21: ~1e-4
-/// on G's diagonal over cuBLAS's k of 65536, which broke CholeskyQR2's certificate). Here no
-/// chain of the main term H^T H is longer than kc rows (GPUQR_TF32_KC, 2048 by default): the
-/// split's row chunk is kc-row batches, each adding into its own partial (strided-batched
-/// GEMMs with beta = 1: FP32 adds, rounded to nearest, between chains); the upper triangle by
-/// recursive halves down to leaves of GPUQR_TF32_LEAF columns (256: leaves of 128 left the
-/// GPU a quarter busy). C = H^T L, 2^-11 of G, takes whole chunks (its bias is below FP32's
-/// rounding of G). The diagonal is the columns' sums of squares in FP64 from the split pass.
-/// G's upper triangle = the partials' sum + C + C^T, in FP64, rounded once, mirrored.
+/// biases a sum of same-sign terms toward zero by ~0.118 u per row (session 21: ~1e-4 on G's
+/// diagonal over cuBLAS's k of 65536, which broke CholeskyQR2's certificate). Here no chain
+/// of the main term H^T H is longer than kc rows (GPUQR_TF32_KC, 512 by default; 2048 failed
+/// the certificate, see DiagMode): the split's row chunk (GPUQR_TF32_CHUNK_MB of H and L,
+/// 1024) is kc-row batches, each adding into its own partial (strided-batched GEMMs with
+/// beta = 1: FP32 adds, rounded to nearest, between chains); the upper triangle by recursive
+/// halves down to leaves of GPUQR_TF32_LEAF columns (256). C = H^T L, 2^-11 of G, takes
+/// whole chunks (its bias is below FP32's rounding of G). G's upper triangle = the partials'
+/// sum + C + C^T in FP64, rounded once, mirrored; the diagonal by DiagMode (exact).
+/// Session 22 (H100, run 2, 2^20 x 1024): the FP32 explicit Q by CholeskyQR2 93.8 ms with
+/// chains of 512 (88.1 with 2048; 112.0 with SGEMM).
 void gram_split_tf32(detail::ContextImpl& ctx, const float* w, std::int64_t ldw,
                      std::int64_t m, std::int64_t n, float* g, std::int64_t ldg) {
-  const std::int64_t kc = int_knob("GPUQR_TF32_KC", 2048, 64, std::int64_t(1) << 20);
+  const std::int64_t kc = int_knob("GPUQR_TF32_KC", 512, 64, std::int64_t(1) << 20);
   const std::int64_t leaf = int_knob("GPUQR_TF32_LEAF", 256, 32, 1024);
   const std::int64_t chunk_bytes = int_knob("GPUQR_TF32_CHUNK_MB", 1024, 16, 16384) << 20;
   std::int64_t rows = chunk_bytes / (2 * std::int64_t(sizeof(float)) * n) / kc * kc;
@@ -205,7 +210,7 @@ void gram_split_tf32(detail::ContextImpl& ctx, const float* w, std::int64_t ldw,
   const std::int64_t nparts = std::max<std::int64_t>(1, rows / kc);
   const auto pad = [](std::size_t e) { return (e + 63) / 64 * 64; };
   const std::size_t nn = std::size_t(n) * std::size_t(n);
-  const int mode = static_cast<int>(int_knob("GPUQR_TF32_DIAG", kDiagCongruence, 0, 3));
+  const int mode = static_cast<int>(int_knob("GPUQR_TF32_DIAG", kDiagExact, 0, 3));
   // the sums of squares and the factors, doubles counted as two floats
   const std::size_t sq_floats = pad(2 * (kSplitBlocks + 1) * std::size_t(n));
   const std::size_t zeroed = sq_floats + pad(nn) + nparts * nn;
