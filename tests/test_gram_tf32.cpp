@@ -296,8 +296,9 @@ TEST_P(GramTf32, RandomGradedIllConditionedWithinFp32Bounds) {
 }
 
 // Past 128 columns the FP32 Gram matrix is cuBLAS's TF32 GEMMs on a 3xTF32 split with mma
-// chains of at most GPUQR_TF32_KC rows (triangle_gemm.cu, gram_split_tf32), or with
-// gram_tf32_mode(0) its SGEMMs (the upper triangle by recursive halves, mirrored), and so is
+// chains of at most GPUQR_TF32_KC rows (triangle_gemm.cu, gram_split_tf32; from 512 columns
+// by default, here from 129 by GPUQR_TF32_WIDE_FROM), or with gram_tf32_mode(0) its SGEMMs
+// (the upper triangle by recursive halves, mirrored), and so is
 // that of A X (gram_of_upper_product): within the file's bound, exactly symmetric, on random,
 // graded and ill-conditioned inputs, at widths that do and do not split evenly into blocks of
 // 128 and leaves of 256, with fewer rows than one chain (1000) and many chains and a rest
@@ -315,6 +316,7 @@ TEST_P(GramTf32, WideGramWithinFp32Bounds) {
     for (const int n : {129, 160, 300}) {
       for (const int kind : {0, 1, 2}) {
         const Tf32Mode tf32(set.mode);
+        const EnvKnob wide("GPUQR_TF32_WIDE_FROM", "129");  // 512 by default
         const EnvKnob kc("GPUQR_TF32_KC", set.kc);
         const EnvKnob chunk("GPUQR_TF32_CHUNK_MB", set.chunk_mb);
         SCOPED_TRACE(std::to_string(m) + "x" + std::to_string(n) + kKindNames[kind] +
@@ -350,6 +352,7 @@ TEST_P(GramTf32, WideGramWithinFp32Bounds) {
 // 4 u. The other settings are printed.
 TEST_P(GramTf32, WideGramChainsShortEnoughForNoBias) {
   const Tf32Mode tf32(1);
+  const EnvKnob wide("GPUQR_TF32_WIDE_FROM", "129");  // 512 by default
   const std::int64_t m = 65573, n = 144;
   std::mt19937_64 gen(404);
   std::uniform_real_distribution<float> positive(0.5f, 1.0f);

@@ -544,16 +544,22 @@ TEST_P(TsqrMethods, BorrowedInputFallsBackToACopy) {
 // place): the explicit Q, geqrf's form (orhr_col of W R_2^{-1}) and TallSkinnyQR's implicit
 // Q (A R^{-1}, borrowed), against LAPACK's bounds, on inputs CholeskyQR2 accepts (random,
 // graded, ill-conditioned: kappa 1e3 in float, 1e6 in double) and a rank-deficient one that
-// falls back and must stay as accurate.
+// falls back and must stay as accurate. CUDA FP32 runs each input twice: the Gram matrices by
+// SGEMM (default at 161 columns) and by 3xTF32 (GPUQR_TF32_WIDE_FROM=129; session 22: its
+// chains of 2048 rows failed the certificate on the ill-conditioned input).
 TEST_P(TsqrMethods, CholeskyQr2OnWideTallShapes) {
   GPUQR_FOR_PRECISION(([&]<class T>() {
     const std::int64_t m = ctx().is_cuda() ? 65536 + 37 : 1531, n = 161;
     const bool fp32 = sizeof(T) == 4;
     const double eps = accuracy::eps<T>();
     std::uint64_t seed = 2100;
+    // On CUDA in FP32 also with the Gram matrices by 3xTF32 (from 512 columns by default).
+    for (const char* wide : {"", "129"})
     for (MatrixKind kind : {MatrixKind::random, MatrixKind::graded, MatrixKind::ill_conditioned,
                             MatrixKind::rank_deficient}) {
-      SCOPED_TRACE(to_string(kind));
+      if (*wide != '\0' && !(ctx().is_cuda() && fp32)) continue;
+      const EnvKnob tf32_from("GPUQR_TF32_WIDE_FROM", wide);
+      SCOPED_TRACE(to_string(kind) + (*wide != '\0' ? " (3xTF32 Gram)" : ""));
       const Matrix<T> a = make_matrix<T>(kind, m, n, seed++, fp32 ? 1e3 : 1e6);
       const MethodRun run = run_explicit<T>(ctx(), a, with(TsqrMethod::cholesky_qr2));
       EXPECT_LT(track("wide CholeskyQR2 explicit orthogonality",

@@ -138,8 +138,8 @@ __global__ void diag_factors_kernel(const float* parts, std::int64_t nparts, con
 /// (i, j) (ld n, stride n^2) + c(i, j) + c(j, i)), in FP64, rounded once; with kDiagExact
 /// the diagonal is the columns' sums of squares (sumsq, nsq partials a column) instead.
 __global__ void combine_tf32_kernel(const float* parts, std::int64_t nparts, const float* c,
-                                    const double* sumsq, int nsq, const double* factor,
-                                    int mode, std::int64_t n, float* g, std::int64_t ldg) {
+                                    const double* sumsq, int nsq, const double* factor, int mode,
+                                    std::int64_t n, float* g, std::int64_t ldg) {
   const std::int64_t nn = n * n;
   for (std::int64_t j = blockIdx.y; j < n; j += gridDim.y)
     for (std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; i <= j;
@@ -166,24 +166,23 @@ std::int64_t int_knob(const char* name, std::int64_t dflt, std::int64_t lo, std:
   return *end == '\0' && x >= lo && x <= hi ? std::int64_t(x) : dflt;
 }
 
-void gemm_tf32(cublasHandle_t h, std::int64_t m, std::int64_t n, std::int64_t k,
-               const float* a, std::int64_t lda, const float* b, std::int64_t ldb, float* c,
-               std::int64_t ldc) {
+void gemm_tf32(cublasHandle_t h, std::int64_t m, std::int64_t n, std::int64_t k, const float* a,
+               std::int64_t lda, const float* b, std::int64_t ldb, float* c, std::int64_t ldc) {
   const float one = 1.0f;
-  GPUQR_CUBLAS_CHECK(cublasGemmEx_64(h, CUBLAS_OP_T, CUBLAS_OP_N, m, n, k, &one, a, CUDA_R_32F,
-                                     lda, b, CUDA_R_32F, ldb, &one, c, CUDA_R_32F, ldc,
+  GPUQR_CUBLAS_CHECK(cublasGemmEx_64(h, CUBLAS_OP_T, CUBLAS_OP_N, m, n, k, &one, a, CUDA_R_32F, lda,
+                                     b, CUDA_R_32F, ldb, &one, c, CUDA_R_32F, ldc,
                                      CUBLAS_COMPUTE_32F_FAST_TF32, CUBLAS_GEMM_DEFAULT));
 }
 
 /// batches of C_b += A_b^T B_b, A_b = a + b k, B_b = b + b k (k rows each), C_b = c + b n^2.
 void gemm_tf32_batches(cublasHandle_t h, std::int64_t m, std::int64_t n, std::int64_t k,
-                       const float* a, std::int64_t lda, const float* b, std::int64_t ldb,
-                       float* c, std::int64_t ldc, std::int64_t stride_c, std::int64_t batches) {
+                       const float* a, std::int64_t lda, const float* b, std::int64_t ldb, float* c,
+                       std::int64_t ldc, std::int64_t stride_c, std::int64_t batches) {
   const float one = 1.0f;
-  GPUQR_CUBLAS_CHECK(cublasGemmStridedBatchedEx_64(
-      h, CUBLAS_OP_T, CUBLAS_OP_N, m, n, k, &one, a, CUDA_R_32F, lda, k, b, CUDA_R_32F, ldb, k,
-      &one, c, CUDA_R_32F, ldc, stride_c, batches, CUBLAS_COMPUTE_32F_FAST_TF32,
-      CUBLAS_GEMM_DEFAULT));
+  GPUQR_CUBLAS_CHECK(
+      cublasGemmStridedBatchedEx_64(h, CUBLAS_OP_T, CUBLAS_OP_N, m, n, k, &one, a, CUDA_R_32F, lda,
+                                    k, b, CUDA_R_32F, ldb, k, &one, c, CUDA_R_32F, ldc, stride_c,
+                                    batches, CUBLAS_COMPUTE_32F_FAST_TF32, CUBLAS_GEMM_DEFAULT));
 }
 
 /// G := W^T W in FP32 on the TF32 tensor cores, 3xTF32: W = H + L with H = tf32(W) and
@@ -200,8 +199,8 @@ void gemm_tf32_batches(cublasHandle_t h, std::int64_t m, std::int64_t n, std::in
 /// sum + C + C^T in FP64, rounded once, mirrored; the diagonal by DiagMode (exact).
 /// Session 22 (H100, run 2, 2^20 x 1024): the FP32 explicit Q by CholeskyQR2 93.8 ms with
 /// chains of 512 (88.1 with 2048; 112.0 with SGEMM).
-void gram_split_tf32(detail::ContextImpl& ctx, const float* w, std::int64_t ldw,
-                     std::int64_t m, std::int64_t n, float* g, std::int64_t ldg) {
+void gram_split_tf32(detail::ContextImpl& ctx, const float* w, std::int64_t ldw, std::int64_t m,
+                     std::int64_t n, float* g, std::int64_t ldg) {
   const std::int64_t kc = int_knob("GPUQR_TF32_KC", 512, 64, std::int64_t(1) << 20);
   const std::int64_t leaf = int_knob("GPUQR_TF32_LEAF", 256, 32, 1024);
   const std::int64_t chunk_bytes = int_knob("GPUQR_TF32_CHUNK_MB", 1024, 16, 16384) << 20;
@@ -227,20 +226,20 @@ void gram_split_tf32(detail::ContextImpl& ctx, const float* w, std::int64_t ldw,
   const auto by = static_cast<unsigned>(std::min<std::int64_t>(n, 65535));
   for (std::int64_t s = 0; s < m; s += rows) {
     const std::int64_t k = std::min(rows, m - s);
-    split_tf32_kernel<<<dim3(kSplitBlocks, by), kThreads, 0, ctx.stream>>>(w + s, ldw, k, n, hi,
-                                                                          lo, rows, sumsq);
+    split_tf32_kernel<<<dim3(kSplitBlocks, by), kThreads, 0, ctx.stream>>>(w + s, ldw, k, n, hi, lo,
+                                                                           rows, sumsq);
     GPUQR_CUDA_CHECK_LAUNCH(ctx.stream);
     const std::int64_t full = k / kc, rest = k - full * kc;
-    upper_by_halves(n, leaf, [&](std::int64_t xc, std::int64_t yc, std::int64_t xs,
-                                 std::int64_t ys) {
-      float* p = parts + xc + yc * n;
-      if (full > 0)
-        gemm_tf32_batches(h, xs, ys, kc, hi + xc * rows, rows, hi + yc * rows, rows, p, n,
-                          std::int64_t(nn), full);
-      if (rest > 0)
-        gemm_tf32(h, xs, ys, rest, hi + full * kc + xc * rows, rows, hi + full * kc + yc * rows,
-                  rows, p, n);
-    });
+    upper_by_halves(n, leaf,
+                    [&](std::int64_t xc, std::int64_t yc, std::int64_t xs, std::int64_t ys) {
+                      float* p = parts + xc + yc * n;
+                      if (full > 0)
+                        gemm_tf32_batches(h, xs, ys, kc, hi + xc * rows, rows, hi + yc * rows, rows,
+                                          p, n, std::int64_t(nn), full);
+                      if (rest > 0)
+                        gemm_tf32(h, xs, ys, rest, hi + full * kc + xc * rows, rows,
+                                  hi + full * kc + yc * rows, rows, p, n);
+                    });
     gemm_tf32(h, n, n, k, hi, rows, lo, rows, c, n);
   }
   const auto bx = static_cast<unsigned>(std::max<std::int64_t>((n + kThreads - 1) / kThreads, 1));
@@ -269,8 +268,13 @@ void gram_blocked(detail::ContextImpl& ctx, const T* w, std::int64_t ldw, std::i
                   std::int64_t n, T* g, std::int64_t ldg) {
   if (n == 0) return;
   if constexpr (std::is_same_v<T, float>) {
-    // 3xTF32 with short mma chains (gram_split_tf32); SGEMM when gram_tf32_enabled() is off.
-    if (m > 0 && gram_tf32_enabled()) {
+    // 3xTF32 with short mma chains (gram_split_tf32) from GPUQR_TF32_WIDE_FROM columns (512;
+    // tests and measurements), SGEMM below and when gram_tf32_enabled() is off. Session 22
+    // (H100, runs 2 and 4, m = 2^20, CholeskyQR2): n = 1024 R alone 69.5 ms against 87.1,
+    // n = 512 22.7-24.6 against 25.6; n = 256 slower (9.65 against 8.28: the split pass and
+    // the partials weigh more against SGEMM's 2 ms).
+    if (m > 0 && n >= int_knob("GPUQR_TF32_WIDE_FROM", 512, 1, std::int64_t(1) << 30) &&
+        gram_tf32_enabled()) {
       gram_split_tf32(ctx, w, ldw, m, n, g, ldg);
       return;
     }
@@ -291,15 +295,41 @@ void gram_blocked(detail::ContextImpl& ctx, const T* w, std::int64_t ldw, std::i
 }
 
 template <class T>
-void upper_product_blocked(detail::ContextImpl& ctx, const T* a, std::int64_t lda,
-                           std::int64_t m, std::int64_t n, const T* x, std::int64_t ldx, T* q,
-                           std::int64_t ldq) {
+void upper_product_blocked(detail::ContextImpl& ctx, const T* a, std::int64_t lda, std::int64_t m,
+                           std::int64_t n, const T* x, std::int64_t ldx, T* q, std::int64_t ldq) {
   if (m == 0 || n == 0) return;
   const std::int64_t nb = triangle_block_width();
+  if (int_knob("GPUQR_PRODUCT_HALVES", 0, 0, 1) == 1) {
+    // Recursive halves (measurements): for the columns o .. o + s, Q's right part :=
+    // beta Q + A(:, o : o + h) X(o : o + h, o + h : o + s) by one GEMM, then the right part's
+    // own triangle adds to it (beta = 1) and the left part's is computed with this beta; the
+    // leaves (at most nb columns) are full GEMMs on X's zero-padded diagonal blocks.
+    struct Range {
+      std::int64_t o, s;
+      T beta;
+    };
+    Range stack[64];
+    int top = 0;
+    stack[top++] = {0, n, T(0)};
+    while (top > 0) {
+      const Range r = stack[--top];
+      if (r.s <= nb) {
+        gemm(blas(ctx), CUBLAS_OP_N, CUBLAS_OP_N, m, r.s, r.s, T(1), a + r.o * lda, lda,
+             x + r.o + r.o * ldx, ldx, r.beta, q + r.o * ldq, ldq);
+        continue;
+      }
+      const std::int64_t h = std::min(r.s - 1, (r.s / 2 + nb - 1) / nb * nb);
+      gemm(blas(ctx), CUBLAS_OP_N, CUBLAS_OP_N, m, r.s - h, h, T(1), a + r.o * lda, lda,
+           x + r.o + (r.o + h) * ldx, ldx, r.beta, q + (r.o + h) * ldq, ldq);
+      stack[top++] = {r.o, h, r.beta};
+      stack[top++] = {r.o + h, r.s - h, T(1)};
+    }
+    return;
+  }
   for (std::int64_t j0 = 0; j0 < n; j0 += nb) {
     const std::int64_t j1 = std::min(n, j0 + nb);
-    gemm(blas(ctx), CUBLAS_OP_N, CUBLAS_OP_N, m, j1 - j0, j1, T(1), a, lda, x + j0 * ldx, ldx,
-         T(0), q + j0 * ldq, ldq);
+    gemm(blas(ctx), CUBLAS_OP_N, CUBLAS_OP_N, m, j1 - j0, j1, T(1), a, lda, x + j0 * ldx, ldx, T(0),
+         q + j0 * ldq, ldq);
   }
 }
 
@@ -314,8 +344,8 @@ void upper_product_blocked_in_place(detail::ContextImpl& ctx, T* a, std::int64_t
     const std::int64_t h = std::min(chunk_rows, m - s);
     for (std::int64_t j0 = last; j0 >= 0; j0 -= nb) {
       const std::int64_t jb = std::min(n, j0 + nb) - j0;
-      gemm(blas(ctx), CUBLAS_OP_N, CUBLAS_OP_N, h, jb, j0 + jb, T(1), a + s, lda, x + j0 * ldx,
-           ldx, T(0), w, chunk_rows);
+      gemm(blas(ctx), CUBLAS_OP_N, CUBLAS_OP_N, h, jb, j0 + jb, T(1), a + s, lda, x + j0 * ldx, ldx,
+           T(0), w, chunk_rows);
       GPUQR_CUDA_CHECK(cudaMemcpy2DAsync(a + s + j0 * lda, lda * sizeof(T), w,
                                          chunk_rows * sizeof(T), h * sizeof(T), jb,
                                          cudaMemcpyDeviceToDevice, ctx.stream));
@@ -323,14 +353,14 @@ void upper_product_blocked_in_place(detail::ContextImpl& ctx, T* a, std::int64_t
   }
 }
 
-#define GPUQR_INSTANTIATE_TRIANGLE_GEMM(T)                                                      \
-  template void gram_blocked<T>(detail::ContextImpl&, const T*, std::int64_t, std::int64_t,     \
-                                std::int64_t, T*, std::int64_t);                                \
-  template void upper_product_blocked<T>(detail::ContextImpl&, const T*, std::int64_t,          \
-                                         std::int64_t, std::int64_t, const T*, std::int64_t,    \
-                                         T*, std::int64_t);                                     \
-  template void upper_product_blocked_in_place<T>(detail::ContextImpl&, T*, std::int64_t,       \
-                                                  std::int64_t, std::int64_t, const T*,         \
+#define GPUQR_INSTANTIATE_TRIANGLE_GEMM(T)                                                       \
+  template void gram_blocked<T>(detail::ContextImpl&, const T*, std::int64_t, std::int64_t,      \
+                                std::int64_t, T*, std::int64_t);                                 \
+  template void upper_product_blocked<T>(detail::ContextImpl&, const T*, std::int64_t,           \
+                                         std::int64_t, std::int64_t, const T*, std::int64_t, T*, \
+                                         std::int64_t);                                          \
+  template void upper_product_blocked_in_place<T>(detail::ContextImpl&, T*, std::int64_t,        \
+                                                  std::int64_t, std::int64_t, const T*,          \
                                                   std::int64_t, T*, std::int64_t);
 
 GPUQR_INSTANTIATE_TRIANGLE_GEMM(float)
