@@ -559,7 +559,7 @@ TEST_P(TsqrMethods, CholeskyQr2OnWideTallShapes) {
                             MatrixKind::rank_deficient}) {
       if (*wide != '\0' && !(ctx().is_cuda() && fp32)) continue;
       const EnvKnob tf32_from("GPUQR_TF32_WIDE_FROM", wide);
-      SCOPED_TRACE(to_string(kind) + (*wide != '\0' ? " (3xTF32 Gram)" : ""));
+      SCOPED_TRACE(std::string(to_string(kind)) + (*wide != '\0' ? " (3xTF32 Gram)" : ""));
       const Matrix<T> a = make_matrix<T>(kind, m, n, seed++, fp32 ? 1e3 : 1e6);
       const MethodRun run = run_explicit<T>(ctx(), a, with(TsqrMethod::cholesky_qr2));
       EXPECT_LT(track("wide CholeskyQR2 explicit orthogonality",
