@@ -198,14 +198,20 @@ void gemm_tf32_batches(cublasHandle_t h, std::int64_t m, std::int64_t n, std::in
 /// whole chunks (its bias is below FP32's rounding of G). G's upper triangle = the partials'
 /// sum + C + C^T in FP64, rounded once, mirrored; the diagonal by DiagMode (exact).
 /// Session 22 (H100, run 2, 2^20 x 1024): the FP32 explicit Q by CholeskyQR2 93.8 ms with
-/// chains of 512 (88.1 with 2048; 112.0 with SGEMM).
-void gram_split_tf32(detail::ContextImpl& ctx, const float* w, std::int64_t ldw, std::int64_t m,
+/// chains of 512 (88.1 with 2048; 112.0 with SGEMM). False (nothing done) when the split
+/// workspace cannot be allocated.
+bool gram_split_tf32(detail::ContextImpl& ctx, const float* w, std::int64_t ldw, std::int64_t m,
                      std::int64_t n, float* g, std::int64_t ldg) {
   const std::int64_t kc = int_knob("GPUQR_TF32_KC", 512, 64, std::int64_t(1) << 20);
   const std::int64_t leaf = int_knob("GPUQR_TF32_LEAF", 256, 32, 1024);
   const std::int64_t chunk_bytes = int_knob("GPUQR_TF32_CHUNK_MB", 1024, 16, 16384) << 20;
+  // The chunk's H and L, and the partials (one n x n per kc rows of the chunk), each within
+  // chunk_bytes (at n = 1024 and the defaults: 131072 rows, 256 partials, 1 GiB each).
+  const std::int64_t max_parts =
+      std::max<std::int64_t>(1, chunk_bytes / (std::int64_t(sizeof(float)) * n * n));
   std::int64_t rows = chunk_bytes / (2 * std::int64_t(sizeof(float)) * n) / kc * kc;
-  rows = std::min(std::max(rows, kc), m);
+  rows = std::min(std::max(rows, kc), max_parts * kc);
+  rows = std::min(rows, m);
   const std::int64_t nparts = std::max<std::int64_t>(1, rows / kc);
   const auto pad = [](std::size_t e) { return (e + 63) / 64 * 64; };
   const std::size_t nn = std::size_t(n) * std::size_t(n);
@@ -213,9 +219,14 @@ void gram_split_tf32(detail::ContextImpl& ctx, const float* w, std::int64_t ldw,
   // the sums of squares and the factors, doubles counted as two floats
   const std::size_t sq_floats = pad(2 * (kSplitBlocks + 1) * std::size_t(n));
   const std::size_t zeroed = sq_floats + pad(nn) + nparts * nn;
-  float* base = static_cast<float*>(detail::cuda_workspace(
-      ctx, (zeroed + 2 * pad(std::size_t(rows) * std::size_t(n))) * sizeof(float),
-      detail::ContextImpl::kSplitWorkspace));
+  float* base = nullptr;
+  try {
+    base = static_cast<float*>(detail::cuda_workspace(
+        ctx, (zeroed + 2 * pad(std::size_t(rows) * std::size_t(n))) * sizeof(float),
+        detail::ContextImpl::kSplitWorkspace));
+  } catch (const OutOfMemory&) {
+    return false;  // the caller takes SGEMM, which needs no workspace
+  }
   double* sumsq = reinterpret_cast<double*>(base);
   float* c = base + sq_floats;
   float* parts = c + pad(nn);
@@ -250,6 +261,7 @@ void gram_split_tf32(detail::ContextImpl& ctx, const float* w, std::int64_t ldw,
   combine_tf32_kernel<<<dim3(bx, by), kThreads, 0, ctx.stream>>>(
       parts, nparts, c, sumsq, kSplitBlocks, factor, mode, n, g, ldg);
   GPUQR_CUDA_CHECK_LAUNCH(ctx.stream);
+  return true;
 }
 
 }  // namespace
@@ -273,11 +285,10 @@ void gram_blocked(detail::ContextImpl& ctx, const T* w, std::int64_t ldw, std::i
     // (H100, runs 2 and 4, m = 2^20, CholeskyQR2): n = 1024 R alone 69.5 ms against 87.1,
     // n = 512 22.7-24.6 against 25.6; n = 256 slower (9.65 against 8.28: the split pass and
     // the partials weigh more against SGEMM's 2 ms).
+    // Where its workspace cannot be had (OutOfMemory), SGEMM.
     if (m > 0 && n >= int_knob("GPUQR_TF32_WIDE_FROM", 512, 1, std::int64_t(1) << 30) &&
-        gram_tf32_enabled()) {
-      gram_split_tf32(ctx, w, ldw, m, n, g, ldg);
+        gram_tf32_enabled() && gram_split_tf32(ctx, w, ldw, m, n, g, ldg))
       return;
-    }
   }
   // The upper triangle by recursive halves (upper_by_halves). Measured on the H100 (session
   // 21, scripts/dev/gemm_probe.cu, 2^20 x 1024 FP64): 22.2 ms against 25.7 for block columns
