@@ -588,6 +588,78 @@ TEST_P(TsqrMethods, CholeskyQr2OnWideTallShapes) {
   }));
 }
 
+// Mixed-precision CholeskyQR2 (cholesky_qr's low_first: the first Gram matrix in TF32 as a
+// preconditioner, the second step in full precision), forced with GPUQR_CHOLQR_LOW_GRAM=1 on
+// both backends (the CPU runs the leaf's twin), and CUDA's default from 256 columns. Its
+// results are held to the full-precision bounds of CholeskyQr2OnWideTallShapes in all three
+// forms (explicit Q, geqrf's form, TallSkinnyQR's implicit Q), it must really be the mixed
+// path on a random input (info.mixed_precision), and an input too ill-conditioned for a TF32
+// preconditioner (kappa 1e6 in FP64: kappa^2 2^-11 >> 1) must be redone in full precision,
+// still by CholeskyQR2 and with no fallback.
+TEST_P(TsqrMethods, MixedPrecisionCholeskyQr2) {
+  GPUQR_FOR_PRECISION(([&]<class T>() {
+    const std::int64_t m = ctx().is_cuda() ? 65536 + 37 : 1531, n = 161;
+    const bool fp32 = sizeof(T) == 4;
+    const double eps = accuracy::eps<T>();
+    std::uint64_t seed = 2300;
+    {
+      const EnvKnob low("GPUQR_CHOLQR_LOW_GRAM", "1");
+      for (MatrixKind kind : {MatrixKind::random, MatrixKind::graded,
+                              MatrixKind::ill_conditioned, MatrixKind::rank_deficient}) {
+        SCOPED_TRACE(to_string(kind));
+        const Matrix<T> a = make_matrix<T>(kind, m, n, seed++, fp32 ? 1e3 : 1e6);
+        const MethodRun run = run_explicit<T>(ctx(), a, with(TsqrMethod::automatic));
+        EXPECT_LT(track("mixed CholeskyQR2 explicit orthogonality",
+                        run.orth / (std::sqrt(double(n)) * m * eps)),
+                  kLapackBound);
+        EXPECT_LT(track("mixed CholeskyQR2 explicit residual", run.res / (m * eps)),
+                  kLapackBound);
+        Matrix<T> f = to_ctx<T>(ctx(), a.view());
+        Matrix<T> tau(n, 1, f.space(), f.device());
+        const TsqrInfo geqrf_info = tsqr_geqrf<T>(
+            ctx(), f.view(), VectorView<T>(tau.data(), n, tau.space(), tau.device()),
+            with(TsqrMethod::cholesky_qr2));
+        check_geqrf_form<T>(ctx(), a, f, tau, "mixed CholeskyQR2 geqrf's form");
+        const Matrix<T> a_ctx = to_ctx<T>(ctx(), a.view());
+        TsqrOptions options;
+        options.borrow_input = true;
+        const TallSkinnyQR<T> qr(ctx(), a_ctx.view(), options);
+        const Matrix<T> r = to_host(ctx(), qr.matrix_r());
+        const Matrix<T> qta = to_host(ctx(), qr.apply_qt(a_ctx.view()));
+        EXPECT_LT(track("mixed CholeskyQR2 apply_qt(A) - R",
+                        accuracy::relative_difference<T>(qta.view(), r.view()) / (m * eps)),
+                  kLapackBound);
+        if (kind == MatrixKind::random) {
+          for (const TsqrInfo* info : {&run.info, &geqrf_info, &qr.info()}) {
+            EXPECT_EQ(info->method, TsqrMethod::cholesky_qr2) << info->fallback_reason;
+            EXPECT_TRUE(info->mixed_precision) << "the reduced-precision Gram was not taken";
+          }
+          EXPECT_TRUE(qr.info().input_borrowed);
+        }
+        if (kind == MatrixKind::ill_conditioned) {
+          for (const TsqrInfo* info : {&run.info, &geqrf_info, &qr.info()}) {
+            EXPECT_EQ(info->method, TsqrMethod::cholesky_qr2) << info->fallback_reason;
+            EXPECT_TRUE(info->fallback_reason.empty()) << info->fallback_reason;
+            // FP64 at kappa 1e6 must be redone in full precision. FP32 at 1e3 (the most its
+            // CholeskyQR2 takes) may pass the certificate with the TF32 preconditioner (it
+            // does on the CPU twin): the bounds above hold either way.
+            if (!fp32) EXPECT_FALSE(info->mixed_precision) << "a failed preconditioner was kept";
+          }
+        }
+      }
+    }
+    // The backend's own rule (no knob): CUDA from 256 columns, never the CPU.
+    const EnvKnob unset("GPUQR_CHOLQR_LOW_GRAM", "");
+    for (const std::int64_t cols : {std::int64_t(255), std::int64_t(256)}) {
+      const Matrix<T> a = make_matrix<T>(MatrixKind::random, m, cols, seed++);
+      const MethodRun run = run_explicit<T>(ctx(), a, with(TsqrMethod::automatic));
+      EXPECT_EQ(run.info.mixed_precision, ctx().is_cuda() && cols >= 256) << cols << " columns";
+      EXPECT_LT(run.orth / (std::sqrt(double(cols)) * m * eps), kLapackBound);
+      EXPECT_LT(run.res / (m * eps), kLapackBound);
+    }
+  }));
+}
+
 INSTANTIATE_TEST_SUITE_P(Backends, TsqrMethods, all_backend_cases(), case_name);
 
 }  // namespace

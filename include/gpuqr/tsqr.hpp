@@ -107,6 +107,11 @@ struct TsqrInfo {
   /// that CholeskyQR rejects, and every panel after it, take the Householder panels;
   /// fallback_reason then says why.
   std::int64_t cholesky_panels = 0;
+  /// CholeskyQR2: true when its first Gram matrix was computed in reduced precision (TF32
+  /// inputs, FP32 sums; wide n on CUDA, where that Gram matrix is compute-bound) as a
+  /// preconditioner, the second step in full precision. The result is held to the same
+  /// certificate; an input that fails it is redone in full precision before any fallback.
+  bool mixed_precision = false;
 };
 
 /// QR of an m x n matrix (m >= n) in geqrf's form: on exit R is on and above the diagonal of

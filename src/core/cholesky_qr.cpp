@@ -24,6 +24,7 @@
 #include <limits>
 
 #include "src/core/cholqr_kernels.hpp"
+#include "src/core/dense_drivers.hpp"
 #include "src/core/dense_kernels.hpp"
 #include "src/core/dispatch.hpp"
 
@@ -143,9 +144,16 @@ void multiply_upper(const Context& ctx, MatrixView<const T> left, MatrixView<con
 }
 
 template <class T>
+bool low_gram_first(const Context& ctx, std::int64_t m, std::int64_t n) {
+  const char* v = std::getenv("GPUQR_CHOLQR_LOW_GRAM");
+  if (v != nullptr && *v != '\0') return std::string(v) != "0";
+  return GPUQR_DISPATCH(ctx, gram_low_wanted<T>, m, n);
+}
+
+template <class T>
 CholeskyQrOutcome cholesky_qr(const Context& ctx, MatrixView<const T> a, MatrixView<T> q,
                               bool shifted, bool keep_rejected, TsqrBuffers<T>& buf,
-                              bool single_pass_ok) {
+                              bool single_pass_ok, const char* unchecked, bool low_first) {
   const std::int64_t m = a.rows(), n = a.cols();
   const int steps = shifted ? 3 : 2;
   const double unit_roundoff = std::numeric_limits<T>::epsilon() / 2;
@@ -168,6 +176,9 @@ CholeskyQrOutcome cholesky_qr(const Context& ctx, MatrixView<const T> a, MatrixV
     } else if (outcome.single_pass) {
       // G = (A R_1^{-1})^T (A R_1^{-1}) in one read of A; W is not kept.
       GPUQR_DISPATCH(ctx, gram_of_upper_product, a, MatrixView<const T>(buf.rinv[0]), buf.r[s]);
+    } else if (s == 0 && low_first && !shifted &&
+               GPUQR_DISPATCH(ctx, gram_low, in, buf.r[0])) {
+      outcome.low_first = true;  // a preconditioner: step 2 is in full precision
     } else {
       GPUQR_DISPATCH(ctx, gram, in, buf.r[s]);
     }
@@ -190,6 +201,9 @@ CholeskyQrOutcome cholesky_qr(const Context& ctx, MatrixView<const T> a, MatrixV
       prefetched.assign(both.begin() + kStatusSize, both.end());
     } else {
       x = read_status(ctx, step_status(buf.status, s));
+    }
+    if (s == 0 && unchecked != nullptr && !std::isfinite(x[kStatusTrace])) {
+      check_finite<T>(ctx, a, "A", unchecked);  // throws unless an overflow made it so
     }
     if (x[kStatusBreakdown] != 0.0 && outcome.reason.empty()) {
       const auto col = static_cast<std::int64_t>(x[kStatusBreakdown]);
@@ -259,7 +273,9 @@ CholeskyQrOutcome cholesky_qr(const Context& ctx, MatrixView<const T> a, MatrixV
   template TsqrBuffers<T> carve_tsqr_buffers<T>(const Context&, std::int64_t, std::int64_t, \
                                                 int);                                        \
   template CholeskyQrOutcome cholesky_qr<T>(const Context&, MatrixView<const T>,             \
-                                            MatrixView<T>, bool, bool, TsqrBuffers<T>&, bool); \
+                                            MatrixView<T>, bool, bool, TsqrBuffers<T>&, bool,  \
+                                            const char*, bool);                                \
+  template bool low_gram_first<T>(const Context&, std::int64_t, std::int64_t);               \
   template bool upper_product_streamed<T>(const Context&, std::int64_t, std::int64_t);       \
   template void multiply_upper<T>(const Context&, MatrixView<const T>, MatrixView<const T>,  \
                                   MatrixView<T>);

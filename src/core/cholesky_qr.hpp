@@ -50,6 +50,8 @@ struct CholeskyQrOutcome {
   /// W = A R_1^{-1} (W never stored) and Q = A (R_1^{-1} R_2^{-1}) by one GEMM or streamed pass
   /// (multiply_upper).
   bool single_pass = false;
+  /// True when the first Gram matrix was computed in reduced precision (low_first).
+  bool low_first = false;
 };
 
 /// The largest ||W^T W - I||_F accepted for the last CholeskyQR step's input W: then
@@ -90,10 +92,29 @@ void multiply_upper(const Context& ctx, MatrixView<const T> left, MatrixView<con
 /// ok = false with the reason). With q empty nothing is written to it: Q = buf.q_left
 /// buf.q_right (views of `a` or buf.w and of the R inverses). CholeskyQR2 uses buf.w[0];
 /// shifted CholeskyQR3 buf.w[0] and buf.w[1]. `single_pass_ok` allows the single-pass form.
+/// `unchecked` (a routine's name, or null): A's NaN/Inf check was left to this call; when
+/// the first Gram matrix's trace is not finite, the full check runs (check_finite, which
+/// throws InvalidArgument naming `unchecked`) before anything is written. A finite trace
+/// proves every entry finite: each one's square is in it.
+///
+/// `low_first` (CholeskyQR2 only): the first Gram matrix in reduced precision (the gram_low
+/// leaf; the full one where it cannot run), as a preconditioner. This is mixed-precision
+/// CholeskyQR2 (Yamazaki, Tomov & Dongarra 2015): R_1 from a perturbed Gram matrix still
+/// gives A = (A R_1^{-1}) R_1 exactly as before, W = A R_1^{-1} is merely less orthogonal,
+/// and the second step, in full precision, corrects it; its certificate (||W^T W - I||_F
+/// <= 0.25) is the same test that accepts any CholeskyQR2 result. The caller retries in
+/// full precision when it fails (try_cholesky).
 template <class T>
 CholeskyQrOutcome cholesky_qr(const Context& ctx, MatrixView<const T> a, MatrixView<T> q,
                               bool shifted, bool keep_rejected, TsqrBuffers<T>& buf,
-                              bool single_pass_ok = true);
+                              bool single_pass_ok = true, const char* unchecked = nullptr,
+                              bool low_first = false);
+
+/// Whether CholeskyQR2's first Gram matrix of an m x n A is taken in reduced precision
+/// (cholesky_qr's low_first): GPUQR_CHOLQR_LOW_GRAM=0/1 where set (read on every call:
+/// tests, measurements), else the backend's gram_low_wanted.
+template <class T>
+bool low_gram_first(const Context& ctx, std::int64_t m, std::int64_t n);
 
 /// The shift factor c of shifted CholeskyQR (Fukaya, Kannan, Nakatsukasa, Yamamoto,
 /// Yanagisawa 2020): s = 11 (m n + n (n + 1)) u ||A||_2^2, with ||A||_F^2 = trace(A^T A) in

@@ -38,6 +38,19 @@ enum CholeskyStatus : int {
      runs far below the memory bandwidth on tall-skinny shapes). */                                \
   template <class T>                                                                               \
   void gram(detail::ContextImpl& ctx, MatrixView<const T> a, MatrixView<T> g);                     \
+  /* G (n x n) ~ A^T A in reduced precision, the full symmetric matrix: A's entries rounded        \
+     to TF32 (10 explicit mantissa bits), products summed in FP32 (CUDA: cuBLAS's TF32 GEMMs,      \
+     FP64 input converted chunk by chunk; CPU, the twin: SSYRK on a rounded float copy). Only      \
+     CholeskyQR2's first-step preconditioner uses it (mixed-precision CholeskyQR, see              \
+     cholesky_qr.cpp). False (nothing written) when its workspace cannot be had. */                \
+  template <class T>                                                                               \
+  bool gram_low(detail::ContextImpl& ctx, MatrixView<const T> a, MatrixView<T> g);                 \
+  /* Whether gram_low is the backend's choice for CholeskyQR2's first Gram matrix of an m x n      \
+     A (CUDA: n >= GPUQR_CHOLQR_LOW_GRAM_FROM, 256 by default, where cuBLAS's DGEMM or SGEMM       \
+     Gram matrix is compute-bound; never on the CPU). The driver's GPUQR_CHOLQR_LOW_GRAM=0/1        \
+     overrides it. */                                                                              \
+  template <class T>                                                                               \
+  bool gram_low_wanted(detail::ContextImpl& ctx, std::int64_t m, std::int64_t n);                  \
   /* G (n x n) := (A X)^T (A X) for A m x n, X n x n, without storing A X whole: row chunks        \
      of W = A X pass through a bounded scratch (CUDA: the leaf workspace, a few tens of MiB,       \
      so the chunk stays in L2) and their Gram matrices are summed. One read of A. */               \
@@ -90,6 +103,8 @@ enum CholeskyStatus : int {
 
 #define GPUQR_INSTANTIATE_CHOLQR_KERNELS(T)                                                        \
   template void gram<T>(detail::ContextImpl&, MatrixView<const T>, MatrixView<T>);                 \
+  template bool gram_low<T>(detail::ContextImpl&, MatrixView<const T>, MatrixView<T>);             \
+  template bool gram_low_wanted<T>(detail::ContextImpl&, std::int64_t, std::int64_t);              \
   template void gram_of_product<T>(detail::ContextImpl&, MatrixView<const T>, MatrixView<const T>, \
                                    MatrixView<T>);                                                 \
   template void gram_of_upper_product<T>(detail::ContextImpl&, MatrixView<const T>,                \

@@ -42,22 +42,30 @@ struct TallSkinnyQR<T>::State {
 
 template <class T>
 TallSkinnyQR<T>::TallSkinnyQR(Context ctx, MatrixView<const T> a, const TsqrOptions& options) {
-  detail::check_tall_skinny<T>(ctx, a, options, "TallSkinnyQR");
+  const char* routine = "TallSkinnyQR";
+  const std::int64_t m = a.rows(), n = a.cols();
+  const bool householder_auto =
+      options.method == TsqrMethod::automatic && n > 0 && m >= n && detail::tall_enough(m, n) &&
+      detail::householder_preferred_for_r(m, n, static_cast<int>(sizeof(T)));
+  // The NaN/Inf check rides on CholeskyQR's first Gram matrix where CholeskyQR goes first.
+  const char* unchecked = detail::check_tall_skinny<T>(ctx, a, options, routine,
+                                                       /*cholesky_first=*/!householder_auto)
+                              ? routine
+                              : nullptr;
   auto state = std::make_unique<State>(ctx);
   const MemorySpace space = detail::space_of(ctx);
   const int dev = ctx.device();
-  const std::int64_t m = a.rows(), n = a.cols();
   state->m = m;
   state->n = n;
-  const bool householder_auto =
-      options.method == TsqrMethod::automatic && n > 0 && detail::tall_enough(m, n) &&
-      detail::householder_preferred_for_r(m, n, static_cast<int>(sizeof(T)));
   if (options.borrow_input && n > 0 && !householder_auto) {
     // R and R^{-1} only; Q stays the caller's A times R^{-1} (read-only from here on).
     state->store = Matrix<T>(2 * n * n, 1, space, dev);
     state->r = MatrixView<T>(state->store.data(), n, n, n, space, dev);
     state->rinv = MatrixView<T>(state->store.data() + n * n, n, n, n, space, dev);
-    if (detail::run_borrowed<T>(ctx, a, state->r, state->rinv, options, state->info)) {
+    const bool kept = detail::run_borrowed<T>(ctx, a, state->r, state->rinv, options,
+                                              state->info, unchecked);
+    unchecked = nullptr;  // settled: it threw, or A is finite
+    if (kept) {
       state->q = MatrixView<T>(const_cast<T*>(a.data()), m, n, a.ld(), space, dev);
       state->implicit = true;
       state->info.input_borrowed = true;
@@ -95,7 +103,7 @@ TallSkinnyQR<T>::TallSkinnyQR(Context ctx, MatrixView<const T> a, const TsqrOpti
   } else {
     GPUQR_DISPATCH(ctx, copy, a, state->q);
     state->info = detail::run_implicit<T>(ctx, state->q, state->r, state->rinv, options,
-                                          state->implicit);
+                                          state->implicit, unchecked);
   }
   state_ = std::move(state);
 }

@@ -115,18 +115,6 @@ void tsqr_tree_explicit(const Context& ctx, MatrixView<const T> a, MatrixView<T>
   ctx.synchronize();  // `work` and the tree's levels are freed on return
 }
 
-template <class T>
-void check_tall_skinny(const Context& ctx, MatrixView<const T> a, const TsqrOptions& options,
-                       const char* routine) {
-  check_view(ctx, a, "A", routine);
-  GPUQR_CHECK_ARG(a.rows() >= a.cols(), std::string(routine) + ": A is " +
-                                            shape(a.rows(), a.cols()) +
-                                            "; tall-skinny QR needs m >= n");
-  GPUQR_CHECK_ARG(options.block >= 0, std::string(routine) + ": options.block = " +
-                                          std::to_string(options.block) + " is negative");
-  check_finite<T>(ctx, a, "A", routine);
-}
-
 namespace {
 
 bool is_cholesky(TsqrMethod m) {
@@ -143,15 +131,44 @@ std::vector<TsqrMethod> cholesky_attempts(const TsqrOptions& options, std::int64
   return {};
 }
 
+/// GPUQR_EXPLICIT_HOUSEHOLDER=1 (measurements): `automatic`'s explicit Q goes straight to
+/// Householder QR.
+bool explicit_skips_cholesky(const TsqrOptions& options) {
+  return options.method == TsqrMethod::automatic && env_switch("GPUQR_EXPLICIT_HOUSEHOLDER") == 1;
+}
+
+}  // namespace
+
+template <class T>
+bool check_tall_skinny(const Context& ctx, MatrixView<const T> a, const TsqrOptions& options,
+                       const char* routine, bool cholesky_first) {
+  check_view(ctx, a, "A", routine);
+  GPUQR_CHECK_ARG(a.rows() >= a.cols(), std::string(routine) + ": A is " +
+                                            shape(a.rows(), a.cols()) +
+                                            "; tall-skinny QR needs m >= n");
+  GPUQR_CHECK_ARG(options.block >= 0, std::string(routine) + ": options.block = " +
+                                          std::to_string(options.block) + " is negative");
+  if (cholesky_first && ctx.check_finite() && !a.empty() &&
+      !cholesky_attempts(options, a.rows(), a.cols()).empty()) {
+    return true;  // CholeskyQR's first Gram matrix decides (cholesky_qr's `unchecked`)
+  }
+  check_finite<T>(ctx, a, "A", routine);
+  return false;
+}
+
+namespace {
+
 /// Tries the CholeskyQR methods for `options`; on success (or a kept rejected result) R is in
 /// buf.prod, Q = buf.q_left buf.q_right, also written to `q` unless q is empty, and info
 /// says which. With `implicit` set, a single-pass CholeskyQR2 leaves Q unwritten and sets
 /// *implicit (Q = q_left q_right with q_left the input). Returns false when none was accepted:
 /// then nothing was written, and info.fallback_reason says why.
+/// `unchecked`: the routine whose NaN/Inf check of `a` was deferred to here (see
+/// check_tall_skinny), or null; the first attempt's first Gram matrix settles it.
 template <class T>
 bool try_cholesky(const Context& ctx, MatrixView<const T> a, MatrixView<T> q,
                   const TsqrOptions& options, TsqrBuffers<T>& buf, TsqrInfo& info,
-                  bool* implicit = nullptr) {
+                  bool* implicit = nullptr, const char* unchecked = nullptr) {
   const bool keep = is_cholesky(options.method) && !options.fallback;
   for (TsqrMethod method : cholesky_attempts(options, a.rows(), a.cols())) {
     const bool shifted = method == TsqrMethod::shifted_cholesky_qr3;
@@ -167,13 +184,26 @@ bool try_cholesky(const Context& ctx, MatrixView<const T> a, MatrixView<T> q,
     // matrix by halves): explicit Q FP64 2^20 x 256 13.4 -> 10.0 ms, x 1024 124 -> 105-115.
     const bool q_streamed = implicit == nullptr && q.data() != nullptr && a.cols() <= 128 &&
                             upper_product_streamed<T>(ctx, a.rows(), a.cols());
-    const CholeskyQrOutcome out = cholesky_qr<T>(
-        ctx, a, implicit != nullptr ? MatrixView<T>() : q, shifted, keep, buf,
-        /*single_pass_ok=*/implicit != nullptr || q_streamed);
+    const MatrixView<T> q_out = implicit != nullptr ? MatrixView<T>() : q;
+    const bool single_pass_ok = implicit != nullptr || q_streamed;
+    CholeskyQrOutcome out;
+    if (!shifted && low_gram_first<T>(ctx, a.rows(), a.cols())) {
+      // Mixed precision first (the first Gram matrix a TF32 preconditioner); where its
+      // certificate fails (an ill-conditioned A: the perturbation grows as kappa^2), nothing
+      // was written and the same method runs again in full precision.
+      out = cholesky_qr<T>(ctx, a, q_out, shifted, /*keep_rejected=*/false, buf, single_pass_ok,
+                           unchecked, /*low_first=*/true);
+      unchecked = nullptr;  // its trace was finite, so A is (else cholesky_qr threw)
+    }
+    if (!out.ok) {
+      out = cholesky_qr<T>(ctx, a, q_out, shifted, keep, buf, single_pass_ok, unchecked);
+      unchecked = nullptr;
+    }
     if (out.condition_estimate > 0) info.condition_estimate = out.condition_estimate;
     if (out.ok || keep) {
       info.method = method;
       info.orthogonality_certificate = out.last_offset;
+      info.mixed_precision = out.low_first;
       if (!out.ok) info.fallback_reason = out.reason + " (returned anyway: fallback off)";
       if (implicit != nullptr && out.single_pass) {
         *implicit = true;
@@ -197,15 +227,13 @@ VectorView<T> as_vector(MatrixView<T> m) {
 
 template <class T>
 TsqrInfo run_explicit(const Context& ctx, MatrixView<const T> a, MatrixView<T> q,
-                      MatrixView<T> r, const TsqrOptions& options) {
+                      MatrixView<T> r, const TsqrOptions& options, const char* unchecked) {
   TsqrInfo info;
   const std::int64_t m = a.rows(), n = a.cols();
   if (n == 0) return info;
   TsqrBuffers<T> buf;
-  // GPUQR_EXPLICIT_HOUSEHOLDER=1 (measurements): `automatic` goes straight to Householder QR.
-  const bool skip_cholesky =
-      options.method == TsqrMethod::automatic && env_switch("GPUQR_EXPLICIT_HOUSEHOLDER") == 1;
-  if (!skip_cholesky && try_cholesky<T>(ctx, a, q, options, buf, info)) {
+  const bool skip_cholesky = explicit_skips_cholesky(options);
+  if (!skip_cholesky && try_cholesky<T>(ctx, a, q, options, buf, info, nullptr, unchecked)) {
     GPUQR_DISPATCH(ctx, copy, MatrixView<const T>(buf.prod), r);
     return info;
   }
@@ -241,12 +269,13 @@ TsqrInfo run_explicit(const Context& ctx, MatrixView<const T> a, MatrixView<T> q
 
 template <class T>
 TsqrInfo run_implicit(const Context& ctx, MatrixView<T> a, MatrixView<T> r, MatrixView<T> rinv,
-                      const TsqrOptions& options, bool& q_implicit) {
+                      const TsqrOptions& options, bool& q_implicit, const char* unchecked) {
   q_implicit = false;
   TsqrInfo info;
   if (a.cols() == 0) return info;
   TsqrBuffers<T> buf;
-  if (try_cholesky<T>(ctx, MatrixView<const T>(a), a, options, buf, info, &q_implicit)) {
+  if (try_cholesky<T>(ctx, MatrixView<const T>(a), a, options, buf, info, &q_implicit,
+                      unchecked)) {
     GPUQR_DISPATCH(ctx, copy, MatrixView<const T>(buf.prod), r);
     if (q_implicit) GPUQR_DISPATCH(ctx, copy, MatrixView<const T>(buf.rinv_all), rinv);
     return info;
@@ -257,7 +286,7 @@ TsqrInfo run_implicit(const Context& ctx, MatrixView<T> a, MatrixView<T> r, Matr
 
 template <class T>
 bool run_borrowed(const Context& ctx, MatrixView<const T> a, MatrixView<T> r, MatrixView<T> rinv,
-                  const TsqrOptions& options, TsqrInfo& info) {
+                  const TsqrOptions& options, TsqrInfo& info, const char* unchecked) {
   if (a.cols() == 0 || options.method == TsqrMethod::tsqr ||
       options.method == TsqrMethod::qrf_ah || options.method == TsqrMethod::householder) {
     return false;
@@ -265,7 +294,8 @@ bool run_borrowed(const Context& ctx, MatrixView<const T> a, MatrixView<T> r, Ma
   TsqrBuffers<T> buf;
   bool implicit = false;
   TsqrInfo tried;
-  if (!try_cholesky<T>(ctx, a, MatrixView<T>(), options, buf, tried, &implicit) || !implicit) {
+  if (!try_cholesky<T>(ctx, a, MatrixView<T>(), options, buf, tried, &implicit, unchecked) ||
+      !implicit) {
     return false;  // nothing of the caller's was written; the caller copies A and starts over
   }
   info = tried;
@@ -481,8 +511,10 @@ TsqrInfo tsqr_explicit(const Context& ctx, MatrixView<T> a, MatrixView<T> r,
   GPUQR_CHECK_ARG(r.rows() == a.cols() && r.cols() == a.cols(),
                   std::string(routine) + ": R is " + detail::shape(r.rows(), r.cols()) +
                       ", must be n x n = " + detail::shape(a.cols(), a.cols()));
-  detail::check_tall_skinny<T>(ctx, a, options, routine);
-  return detail::run_explicit<T>(ctx, a, a, r, options);
+  const bool deferred =
+      detail::check_tall_skinny<T>(ctx, a, options, routine,
+                                   /*cholesky_first=*/!detail::explicit_skips_cholesky(options));
+  return detail::run_explicit<T>(ctx, a, a, r, options, deferred ? routine : nullptr);
 }
 
 template <class T>
@@ -493,14 +525,16 @@ TsqrInfo tsqr_geqrf(const Context& ctx, MatrixView<T> a, VectorView<T> tau,
   GPUQR_CHECK_ARG(tau.size() >= a.cols(), std::string(routine) + ": tau has " +
                                               std::to_string(tau.size()) + " entries, needs n = " +
                                               std::to_string(a.cols()));
-  detail::check_tall_skinny<T>(ctx, a, options, routine);
-  TsqrInfo info;
-  if (a.cols() == 0) return info;
-  detail::TsqrBuffers<T> buf;
   const bool householder_first =
       options.method == TsqrMethod::automatic &&
       detail::householder_preferred_for_geqrf(a.cols(), static_cast<int>(sizeof(T)));
-  if (!householder_first && detail::try_cholesky<T>(ctx, a, MatrixView<T>(), options, buf, info)) {
+  const bool deferred = detail::check_tall_skinny<T>(ctx, a, options, routine,
+                                                     /*cholesky_first=*/!householder_first);
+  TsqrInfo info;
+  if (a.cols() == 0) return info;
+  detail::TsqrBuffers<T> buf;
+  if (!householder_first && detail::try_cholesky<T>(ctx, a, MatrixView<T>(), options, buf, info,
+                                                    nullptr, deferred ? routine : nullptr)) {
     // Q D = the first n columns of I - V T V^T, so A = Q R = (Q D)(D R): R_geqrf = D R.
     // Q = q_left q_right is never formed: orhr_col works from the two factors.
     GPUQR_DISPATCH(ctx, orhr_col_of_product, buf.q_left, buf.q_right, a, buf.t, buf.d,
@@ -577,14 +611,16 @@ void run_geqrf_tall(const Context& ctx, MatrixView<T> a, VectorView<T> tau) {
   template TsqrInfo tsqr_explicit<T>(const Context&, MatrixView<T>, MatrixView<T>,                \
                                      const TsqrOptions&);                                         \
   template void detail::run_geqrf_tall<T>(const Context&, MatrixView<T>, VectorView<T>);          \
-  template void detail::check_tall_skinny<T>(const Context&, MatrixView<const T>,                 \
-                                             const TsqrOptions&, const char*);                    \
+  template bool detail::check_tall_skinny<T>(const Context&, MatrixView<const T>,                 \
+                                             const TsqrOptions&, const char*, bool);              \
   template TsqrInfo detail::run_explicit<T>(const Context&, MatrixView<const T>, MatrixView<T>,   \
-                                            MatrixView<T>, const TsqrOptions&);                   \
+                                            MatrixView<T>, const TsqrOptions&, const char*);      \
   template TsqrInfo detail::run_implicit<T>(const Context&, MatrixView<T>, MatrixView<T>,         \
-                                            MatrixView<T>, const TsqrOptions&, bool&);            \
+                                            MatrixView<T>, const TsqrOptions&, bool&,             \
+                                            const char*);                                         \
   template bool detail::run_borrowed<T>(const Context&, MatrixView<const T>, MatrixView<T>,       \
-                                        MatrixView<T>, const TsqrOptions&, TsqrInfo&);            \
+                                        MatrixView<T>, const TsqrOptions&, TsqrInfo&,             \
+                                        const char*);                                             \
   template void detail::tsqr_tree_explicit<T>(const Context&, MatrixView<const T>, MatrixView<T>, \
                                               MatrixView<T>, std::int64_t);                       \
   template std::int64_t detail::geqrf_cholesky_panels<T>(                                         \

@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 #include <limits>
 #include <vector>
 
@@ -93,6 +95,41 @@ void gram(detail::ContextImpl&, MatrixView<const T> a, MatrixView<T> g) {
   if (n == 0) return;
   gemm(CblasTrans, CblasNoTrans, n, n, m, a.data(), to_int(a.ld(), "lda"), a.data(),
        to_int(a.ld(), "lda"), g.data(), to_int(g.ld(), "ldg"));
+}
+
+namespace {
+/// x rounded to TF32 (10 explicit mantissa bits), to nearest with ties away from zero, as
+/// the CUDA twin's cvt.rna.tf32 (NaN and Inf kept).
+float tf32_rna(float x) {
+  if (!std::isfinite(x)) return x;
+  std::uint32_t bits = 0;
+  std::memcpy(&bits, &x, sizeof bits);
+  bits = (bits + 0x1000u) & 0xffffe000u;
+  std::memcpy(&x, &bits, sizeof bits);
+  return x;
+}
+}  // namespace
+
+template <class T>
+bool gram_low(detail::ContextImpl&, MatrixView<const T> a, MatrixView<T> g) {
+  const std::int64_t m = a.rows(), n = a.cols();
+  if (n == 0) return true;
+  std::vector<float> w(static_cast<std::size_t>(m * n)), gf(static_cast<std::size_t>(n * n), 0.f);
+  for (std::int64_t j = 0; j < n; ++j)
+    for (std::int64_t i = 0; i < m; ++i) w[i + j * m] = tf32_rna(static_cast<float>(a(i, j)));
+  if (m > 0) {
+    const lapack_int ni = to_int(n, "n");
+    cblas_ssyrk(CblasColMajor, CblasUpper, CblasTrans, ni, to_int(m, "m"), 1.0f, w.data(),
+                to_int(m, "lda"), 0.0f, gf.data(), ni);
+  }
+  for (std::int64_t j = 0; j < n; ++j)
+    for (std::int64_t i = 0; i <= j; ++i) g(i, j) = g(j, i) = static_cast<T>(gf[i + j * n]);
+  return true;
+}
+
+template <class T>
+bool gram_low_wanted(detail::ContextImpl&, std::int64_t, std::int64_t) {
+  return false;  // the conversion costs the CPU more than SSYRK saves over DSYRK-free GEMM
 }
 
 template <class T>

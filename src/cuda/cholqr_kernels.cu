@@ -276,6 +276,20 @@ void gram(detail::ContextImpl& ctx, MatrixView<const T> a, MatrixView<T> g) {
 }
 
 template <class T>
+bool gram_low(detail::ContextImpl& ctx, MatrixView<const T> a, MatrixView<T> g) {
+  if (a.cols() == 0) return true;
+  DeviceGuard guard(ctx.device);
+  return gram_low_tf32(ctx, a.data(), a.ld(), a.rows(), a.cols(), g.data(), g.ld());
+}
+
+template <class T>
+bool gram_low_wanted(detail::ContextImpl&, std::int64_t m, std::int64_t n) {
+  // Below 256 columns the Gram matrix is the streamed kernels' (n <= 128: memory-bound, one
+  // read of A) or cheap next to the FP64 conversion pass.
+  return m > 0 && n >= low_gram_from();
+}
+
+template <class T>
 void gram_of_product(detail::ContextImpl& ctx, MatrixView<const T> a, MatrixView<const T> x,
                      MatrixView<T> g) {
   const std::int64_t m = a.rows(), n = a.cols();

@@ -264,7 +264,87 @@ bool gram_split_tf32(detail::ContextImpl& ctx, const float* w, std::int64_t ldw,
   return true;
 }
 
+/// w (rows x cols, ld ldw) := a rounded to FP32 (to nearest; NaN and Inf kept, |a| beyond
+/// FP32's range becomes Inf).
+__global__ void to_float_kernel(const double* a, std::int64_t lda, std::int64_t rows,
+                                std::int64_t cols, float* w, std::int64_t ldw) {
+  for (std::int64_t j = blockIdx.y; j < cols; j += gridDim.y)
+    for (std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; i < rows;
+         i += std::int64_t(gridDim.x) * blockDim.x)
+      w[i + j * ldw] = __double2float_rn(a[i + j * lda]);
+}
+
+/// g(i, j) = g(j, i) := g32(i, j) for i <= j (g32 n x n, ld n, its upper triangle).
+__global__ void widen_upper_kernel(const float* g32, std::int64_t n, double* g, std::int64_t ldg) {
+  for (std::int64_t j = blockIdx.y; j < n; j += gridDim.y)
+    for (std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; i <= j;
+         i += std::int64_t(gridDim.x) * blockDim.x) {
+      const double v = double(g32[i + j * n]);
+      g[i + j * ldg] = v;
+      g[j + i * ldg] = v;
+    }
+}
+
+/// The upper triangle of G += W^T W (W rows x n, ld ldw; G ld ldg) by TF32 GEMMs over
+/// recursive halves with leaves of GPUQR_TF32_LEAF columns.
+void gram_tf32_upper(cublasHandle_t h, const float* w, std::int64_t ldw, std::int64_t rows,
+                     std::int64_t n, float* g, std::int64_t ldg) {
+  const std::int64_t leaf = int_knob("GPUQR_TF32_LEAF", 256, 32, 1024);
+  upper_by_halves(n, leaf, [&](std::int64_t xc, std::int64_t yc, std::int64_t xs, std::int64_t ys) {
+    gemm_tf32(h, xs, ys, rows, w + xc * ldw, ldw, w + yc * ldw, ldw, g + xc + yc * ldg, ldg);
+  });
+}
+
 }  // namespace
+
+std::int64_t low_gram_from() { return int_knob("GPUQR_CHOLQR_LOW_GRAM_FROM", 256, 1, 1 << 30); }
+
+bool gram_low_tf32(detail::ContextImpl& ctx, const float* a, std::int64_t lda, std::int64_t m,
+                   std::int64_t n, float* g, std::int64_t ldg) {
+  if (n == 0) return true;
+  GPUQR_CUDA_CHECK(cudaMemset2DAsync(g, ldg * sizeof(float), 0, n * sizeof(float), n, ctx.stream));
+  if (m > 0) gram_tf32_upper(blas(ctx), a, lda, m, n, g, ldg);
+  const auto bx = static_cast<unsigned>(std::max<std::int64_t>((n + kThreads - 1) / kThreads, 1));
+  const auto by = static_cast<unsigned>(std::min<std::int64_t>(n, 65535));
+  mirror_upper_kernel<float><<<dim3(bx, by), kThreads, 0, ctx.stream>>>(g, ldg, n);
+  GPUQR_CUDA_CHECK_LAUNCH(ctx.stream);
+  return true;
+}
+
+bool gram_low_tf32(detail::ContextImpl& ctx, const double* a, std::int64_t lda, std::int64_t m,
+                   std::int64_t n, double* g, std::int64_t ldg) {
+  if (n == 0) return true;
+  // Row chunks of A in FP32 (GPUQR_TF32_CHUNK_MB, 1 GiB: 262144 rows at n = 1024) in the
+  // split workspace, after G's FP32 upper triangle.
+  const std::int64_t chunk_bytes = int_knob("GPUQR_TF32_CHUNK_MB", 1024, 16, 16384) << 20;
+  std::int64_t rows = std::max<std::int64_t>(chunk_bytes / (std::int64_t(sizeof(float)) * n), 256);
+  rows = std::max<std::int64_t>(std::min(rows, m), 1);
+  const std::size_t g_floats = (std::size_t(n) * std::size_t(n) + 63) / 64 * 64;
+  float* base = nullptr;
+  try {
+    base = static_cast<float*>(detail::cuda_workspace(
+        ctx, (g_floats + std::size_t(rows) * std::size_t(n)) * sizeof(float),
+        detail::ContextImpl::kSplitWorkspace));
+  } catch (const OutOfMemory&) {
+    return false;  // the caller takes the full-precision Gram matrix
+  }
+  float* g32 = base;
+  float* w = base + g_floats;
+  GPUQR_CUDA_CHECK(cudaMemsetAsync(g32, 0, std::size_t(n) * std::size_t(n) * sizeof(float),
+                                   ctx.stream));
+  const auto by = static_cast<unsigned>(std::min<std::int64_t>(n, 65535));
+  for (std::int64_t s = 0; s < m; s += rows) {
+    const std::int64_t k = std::min(rows, m - s);
+    const auto cx = static_cast<unsigned>(std::min<std::int64_t>((k + kThreads - 1) / kThreads, 64));
+    to_float_kernel<<<dim3(cx, by), kThreads, 0, ctx.stream>>>(a + s, lda, k, n, w, rows);
+    GPUQR_CUDA_CHECK_LAUNCH(ctx.stream);
+    gram_tf32_upper(blas(ctx), w, rows, k, n, g32, n);
+  }
+  const auto bx = static_cast<unsigned>(std::max<std::int64_t>((n + kThreads - 1) / kThreads, 1));
+  widen_upper_kernel<<<dim3(bx, by), kThreads, 0, ctx.stream>>>(g32, n, g, ldg);
+  GPUQR_CUDA_CHECK_LAUNCH(ctx.stream);
+  return true;
+}
 
 std::int64_t triangle_block_width() {
   static const std::int64_t width = [] {

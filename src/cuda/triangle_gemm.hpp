@@ -25,6 +25,19 @@ template <class T>
 void gram_blocked(detail::ContextImpl& ctx, const T* w, std::int64_t ldw, std::int64_t m,
                   std::int64_t n, T* g, std::int64_t ldg);
 
+/// G (n x n, ld ldg, the full symmetric matrix) ~ A^T A for A m x n (ld lda) on the TF32
+/// tensor cores: inputs rounded to TF32, FP32 sums (cuBLAS's TF32 GEMMs by recursive halves,
+/// mirrored); FP64 A is rounded to FP32 chunk by chunk in the split workspace first and G
+/// widened at the end. CholeskyQR2's first-step preconditioner only (gram_low). False
+/// (nothing written) when the FP64 chunk's workspace cannot be allocated.
+bool gram_low_tf32(detail::ContextImpl& ctx, const float* a, std::int64_t lda, std::int64_t m,
+                   std::int64_t n, float* g, std::int64_t ldg);
+bool gram_low_tf32(detail::ContextImpl& ctx, const double* a, std::int64_t lda, std::int64_t m,
+                   std::int64_t n, double* g, std::int64_t ldg);
+/// The width from which gram_low_wanted says yes: GPUQR_CHOLQR_LOW_GRAM_FROM (256 by default),
+/// read on every call.
+std::int64_t low_gram_from();
+
 /// Q (m x n, ld ldq) := A X for A m x n (ld lda) and X n x n upper triangular with zeros
 /// below its diagonal (ld ldx); Q must not overlap A or X.
 template <class T>

@@ -14,6 +14,14 @@ void gram(detail::ContextImpl&, MatrixView<const T>, MatrixView<T>) {
   not_compiled("cuda gram");
 }
 template <class T>
+bool gram_low(detail::ContextImpl&, MatrixView<const T>, MatrixView<T>) {
+  not_compiled("cuda gram_low");
+}
+template <class T>
+bool gram_low_wanted(detail::ContextImpl&, std::int64_t, std::int64_t) {
+  not_compiled("cuda gram_low_wanted");
+}
+template <class T>
 void gram_of_product(detail::ContextImpl&, MatrixView<const T>, MatrixView<const T>,
                      MatrixView<T>) {
   not_compiled("cuda gram_of_product");
