@@ -282,6 +282,52 @@ TEST_P(TsqrCudaTwins, OrhrColAndFinishGeqrfMatchLapack) {
   }));
 }
 
+// orhr_col_of_product (Q = W X given as W and upper X; V's tall part W (X U^{-1})) against the
+// CPU twin, out of place and in place (w = v, as geqrf_cholesky_panels calls it), where CUDA
+// forms V's tall part by tall_times_upper: the streamed kernel at 70001 x 100 / 128 (m - n
+// >= 65536), block columns at 70001 x 300, and the GEMMs at 3001 x 45. W = Q X^{-1} for an
+// orthonormal Q from LAPACK and X = I + a small random upper triangle.
+TEST_P(TsqrCudaTwins, OrhrColOfProductMatchesCpu) {
+  GPUQR_FOR_PRECISION(([&]<class T>() {
+    Context cpu = Context::cpu();
+    const double eps = accuracy::eps<T>();
+    std::uint64_t seed = 450;
+    for (auto [m, n] : {std::pair<int, int>{3001, 45}, {70001, 100}, {70001, 128}, {70001, 300}}) {
+      SCOPED_TRACE(std::to_string(m) + "x" + std::to_string(n));
+      Matrix<T> w = random_matrix<T>(m, n, seed++);
+      {
+        Matrix<T> tau(n, 1);
+        geqrf<T>(cpu, w.view(), VectorView<T>(tau.data(), n));
+        orgqr<T>(cpu, n, w.view(), VectorView<const T>(tau.data(), n));
+      }
+      Matrix<T> x = random_matrix<T>(n, n, seed++);
+      for (std::int64_t j = 0; j < n; ++j)
+        for (std::int64_t i = 0; i < n; ++i)
+          x(i, j) = i > j ? T(0) : (i == j ? T(1) : T(0.1) * x(i, j) / T(std::sqrt(double(n))));
+      kernels::cpu::trsm_right_upper<T>(cpu.impl(), x.view(), w.view());  // W = Q X^{-1}
+      Matrix<T> v_cpu(m, n), t_cpu(n, n), d_cpu(n, 1), work_cpu(n, n);
+      kernels::cpu::orhr_col_of_product<T>(cpu.impl(), w.view(), x.view(), v_cpu.view(),
+                                           t_cpu.view(), VectorView<T>(d_cpu.data(), n),
+                                           work_cpu.view());
+      const Matrix<T> w_gpu = device_copy(ctx(), w), x_gpu = device_copy(ctx(), x);
+      for (const bool in_place : {false, true}) {
+        SCOPED_TRACE(in_place ? "in place" : "out of place");
+        Matrix<T> v_gpu = in_place ? device_copy(ctx(), w) : device_matrix<T>(ctx(), m, n);
+        Matrix<T> t_gpu = device_matrix<T>(ctx(), n, n), d_gpu = device_matrix<T>(ctx(), n, 1);
+        Matrix<T> work_gpu = device_matrix<T>(ctx(), n, n);
+        kernels::cuda::orhr_col_of_product<T>(
+            ctx().impl(), in_place ? MatrixView<const T>(v_gpu.view()) : w_gpu.view(),
+            x_gpu.view(), v_gpu.view(), t_gpu.view(), vec(d_gpu), work_gpu.view());
+        const Matrix<T> d_back = to_host(ctx(), d_gpu);
+        for (std::int64_t i = 0; i < n; ++i) EXPECT_EQ(d_back(i, 0), d_cpu(i, 0)) << i;
+        const double bound = 100.0 * n * eps;
+        EXPECT_LT(entry_diff(to_host(ctx(), v_gpu), v_cpu, m, n, true), bound);
+        EXPECT_LT(entry_diff(to_host(ctx(), t_gpu), t_cpu), bound);
+      }
+    }
+  }));
+}
+
 TEST_P(TsqrCudaTwins, FusedGramAndInPlaceMultiplyMatchCpu) {
   GPUQR_FOR_PRECISION(([&]<class T>() {
     Context cpu = Context::cpu();

@@ -13,6 +13,8 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <cstdlib>
+#include <string>
 
 #include "src/core/blocked_kernels.hpp"
 #include "src/core/cholqr_kernels.hpp"
@@ -31,6 +33,13 @@ using cuda_detail::DeviceGuard;
 
 constexpr int kThreads = 256;
 constexpr std::int64_t kPanel = 32;
+
+/// GPUQR_ORHR_STREAMED=0 forms V's tall part by multiply / multiply_in_place's GEMMs instead
+/// of tall_times_upper (measurements; read on every call).
+bool orhr_product_streamed() {
+  const char* v = std::getenv("GPUQR_ORHR_STREAMED");
+  return v == nullptr || *v == '\0' || std::string(v) != "0";
+}
 
 /// LU without pivoting of the h x b panel at `a` (b <= kPanel), with the signs: for each column
 /// k, d_k = -sign(a_kk) (+1 for a_kk < 0, -1 otherwise, as Fortran's SIGN(1, x)),
@@ -105,9 +114,17 @@ void reconstruct(detail::ContextImpl& ctx, MatrixView<const T> w, MatrixView<con
       y = work.data();
       ldy = work.ld();
     }
-    if (w.data() == v.data()) {  // in place: V2 = W2 Y row chunk by row chunk
-      multiply_in_place<T>(ctx, v.block(n, 0, m - n, n), MatrixView<const T>(
-                                    const_cast<T*>(y), n, n, ldy, v.space(), v.device()));
+    const MatrixView<const T> yv(y, n, n, ldy, v.space(), v.device());
+    if (orhr_product_streamed() && tall_times_upper_wanted<T>(ctx, m - n, n)) {
+      // Y is upper triangular (X and U^{-1} are): the streamed pass on the tensor cores for
+      // n <= 128 (FP64 DMMA, FP32 3xTF32; in place too), block columns above. Session 23
+      // (H100): geqrf's form by CholeskyQR panels of 128 took the row-chunked SGEMM/DGEMM
+      // and its copies here, 8 panels a 1024-wide matrix.
+      const MatrixView<T> v2 = v.block(n, 0, m - n, n);
+      tall_times_upper<T>(ctx, w.data() == v.data() ? MatrixView<const T>(v2) : w.block(n, 0, m - n, n),
+                          yv, v2);
+    } else if (w.data() == v.data()) {  // in place: V2 = W2 Y row chunk by row chunk
+      multiply_in_place<T>(ctx, v.block(n, 0, m - n, n), yv);
     } else {
       gemm(h, CUBLAS_OP_N, CUBLAS_OP_N, m - n, n, n, T(1), w.data() + n, w.ld(), y, ldy, T(0),
            v.data() + n, v.ld());
