@@ -20,8 +20,8 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <string>
 #include <limits>
+#include <string>
 
 #include "src/core/cholqr_kernels.hpp"
 #include "src/core/dense_drivers.hpp"
@@ -176,8 +176,7 @@ CholeskyQrOutcome cholesky_qr(const Context& ctx, MatrixView<const T> a, MatrixV
     } else if (outcome.single_pass) {
       // G = (A R_1^{-1})^T (A R_1^{-1}) in one read of A; W is not kept.
       GPUQR_DISPATCH(ctx, gram_of_upper_product, a, MatrixView<const T>(buf.rinv[0]), buf.r[s]);
-    } else if (s == 0 && low_first && !shifted &&
-               GPUQR_DISPATCH(ctx, gram_low, in, buf.r[0])) {
+    } else if (s == 0 && low_first && !shifted && GPUQR_DISPATCH(ctx, gram_low, in, buf.r[0])) {
       outcome.low_first = true;  // a preconditioner: step 2 is in full precision
     } else {
       GPUQR_DISPATCH(ctx, gram, in, buf.r[s]);
@@ -269,15 +268,13 @@ CholeskyQrOutcome cholesky_qr(const Context& ctx, MatrixView<const T> a, MatrixV
   return outcome;
 }
 
-#define GPUQR_INSTANTIATE_CHOLESKY_QR(T)                                                     \
-  template TsqrBuffers<T> carve_tsqr_buffers<T>(const Context&, std::int64_t, std::int64_t, \
-                                                int);                                        \
-  template CholeskyQrOutcome cholesky_qr<T>(const Context&, MatrixView<const T>,             \
-                                            MatrixView<T>, bool, bool, TsqrBuffers<T>&, bool,  \
-                                            const char*, bool);                                \
-  template bool low_gram_first<T>(const Context&, std::int64_t, std::int64_t);               \
-  template bool upper_product_streamed<T>(const Context&, std::int64_t, std::int64_t);       \
-  template void multiply_upper<T>(const Context&, MatrixView<const T>, MatrixView<const T>,  \
+#define GPUQR_INSTANTIATE_CHOLESKY_QR(T)                                                           \
+  template TsqrBuffers<T> carve_tsqr_buffers<T>(const Context&, std::int64_t, std::int64_t, int);  \
+  template CholeskyQrOutcome cholesky_qr<T>(const Context&, MatrixView<const T>, MatrixView<T>,    \
+                                            bool, bool, TsqrBuffers<T>&, bool, const char*, bool); \
+  template bool low_gram_first<T>(const Context&, std::int64_t, std::int64_t);                     \
+  template bool upper_product_streamed<T>(const Context&, std::int64_t, std::int64_t);             \
+  template void multiply_upper<T>(const Context&, MatrixView<const T>, MatrixView<const T>,        \
                                   MatrixView<T>);
 
 GPUQR_INSTANTIATE_CHOLESKY_QR(float)

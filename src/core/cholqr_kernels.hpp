@@ -47,7 +47,7 @@ enum CholeskyStatus : int {
   bool gram_low(detail::ContextImpl& ctx, MatrixView<const T> a, MatrixView<T> g);                 \
   /* Whether gram_low is the backend's choice for CholeskyQR2's first Gram matrix of an m x n      \
      A (CUDA: n >= GPUQR_CHOLQR_LOW_GRAM_FROM, 256 by default, where cuBLAS's DGEMM or SGEMM       \
-     Gram matrix is compute-bound; never on the CPU). The driver's GPUQR_CHOLQR_LOW_GRAM=0/1        \
+     Gram matrix is compute-bound; never on the CPU). The driver's GPUQR_CHOLQR_LOW_GRAM=0/1       \
      overrides it. */                                                                              \
   template <class T>                                                                               \
   bool gram_low_wanted(detail::ContextImpl& ctx, std::int64_t m, std::int64_t n);                  \

@@ -62,8 +62,8 @@ TallSkinnyQR<T>::TallSkinnyQR(Context ctx, MatrixView<const T> a, const TsqrOpti
     state->store = Matrix<T>(2 * n * n, 1, space, dev);
     state->r = MatrixView<T>(state->store.data(), n, n, n, space, dev);
     state->rinv = MatrixView<T>(state->store.data() + n * n, n, n, n, space, dev);
-    const bool kept = detail::run_borrowed<T>(ctx, a, state->r, state->rinv, options,
-                                              state->info, unchecked);
+    const bool kept =
+        detail::run_borrowed<T>(ctx, a, state->r, state->rinv, options, state->info, unchecked);
     unchecked = nullptr;  // settled: it threw, or A is finite
     if (kept) {
       state->q = MatrixView<T>(const_cast<T*>(a.data()), m, n, a.ld(), space, dev);

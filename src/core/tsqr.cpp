@@ -226,8 +226,8 @@ VectorView<T> as_vector(MatrixView<T> m) {
 }  // namespace
 
 template <class T>
-TsqrInfo run_explicit(const Context& ctx, MatrixView<const T> a, MatrixView<T> q,
-                      MatrixView<T> r, const TsqrOptions& options, const char* unchecked) {
+TsqrInfo run_explicit(const Context& ctx, MatrixView<const T> a, MatrixView<T> q, MatrixView<T> r,
+                      const TsqrOptions& options, const char* unchecked) {
   TsqrInfo info;
   const std::int64_t m = a.rows(), n = a.cols();
   if (n == 0) return info;
@@ -274,8 +274,7 @@ TsqrInfo run_implicit(const Context& ctx, MatrixView<T> a, MatrixView<T> r, Matr
   TsqrInfo info;
   if (a.cols() == 0) return info;
   TsqrBuffers<T> buf;
-  if (try_cholesky<T>(ctx, MatrixView<const T>(a), a, options, buf, info, &q_implicit,
-                      unchecked)) {
+  if (try_cholesky<T>(ctx, MatrixView<const T>(a), a, options, buf, info, &q_implicit, unchecked)) {
     GPUQR_DISPATCH(ctx, copy, MatrixView<const T>(buf.prod), r);
     if (q_implicit) GPUQR_DISPATCH(ctx, copy, MatrixView<const T>(buf.rinv_all), rinv);
     return info;
@@ -523,8 +522,8 @@ TsqrInfo tsqr_geqrf(const Context& ctx, MatrixView<T> a, VectorView<T> tau,
   const char* routine = "tsqr_geqrf";
   detail::check_view(ctx, tau, "tau", routine);
   GPUQR_CHECK_ARG(tau.size() >= a.cols(), std::string(routine) + ": tau has " +
-                                              std::to_string(tau.size()) + " entries, needs n = " +
-                                              std::to_string(a.cols()));
+                                              std::to_string(tau.size()) +
+                                              " entries, needs n = " + std::to_string(a.cols()));
   const bool householder_first =
       options.method == TsqrMethod::automatic &&
       detail::householder_preferred_for_geqrf(a.cols(), static_cast<int>(sizeof(T)));

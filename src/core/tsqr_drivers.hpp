@@ -84,9 +84,8 @@ void tsqr_tree_explicit(const Context& ctx, MatrixView<const T> a, MatrixView<T>
 /// The explicit-Q factorization after the checks: Q (m x n) into `q` (which may be `a`
 /// itself; when it is not, `a` is left as it was), R (n x n, zeros below) into `r`.
 template <class T>
-TsqrInfo run_explicit(const Context& ctx, MatrixView<const T> a, MatrixView<T> q,
-                      MatrixView<T> r, const TsqrOptions& options,
-                      const char* unchecked = nullptr);
+TsqrInfo run_explicit(const Context& ctx, MatrixView<const T> a, MatrixView<T> q, MatrixView<T> r,
+                      const TsqrOptions& options, const char* unchecked = nullptr);
 
 /// As run_explicit in place (q = a, the caller's own copy of A), except that when
 /// CholeskyQR2 runs in single-pass form Q is not formed: then q_implicit is set, `a` is left
