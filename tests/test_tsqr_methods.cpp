@@ -8,10 +8,13 @@
 #include <cstdio>
 #include <limits>
 #include <string>
+#include <vector>
+#include <type_traits>
 
 #include "gpuqr/accuracy.hpp"
 #include "gpuqr/dense.hpp"
 #include "gpuqr/tsqr.hpp"
+#include "src/core/blocked_kernels.hpp"
 #include "src/core/tsqr_drivers.hpp"
 #include "tests/support/backends.hpp"
 #include "tests/support/env_knob.hpp"
@@ -283,9 +286,16 @@ TEST_P(TsqrMethods, GeqrfFormWorksWithOrgqrAndOrmqr) {
 // makes CholeskyQR reject that panel: it and what follows go to the Householder panels, said
 // in the reason, with the same bounds: at the start of a block (outer = nb) and inside one
 // (outer = 2 nb: the block's first panel is applied to the columns after the block first).
-// Blocks of several panels merge the panels' T.
+// Blocks of several panels merge the panels' T. On CUDA all of it again with larfb's FP32
+// C -= V W forced onto the tensor cores (3xTF32, src/cuda/larfb_tf32.cu): the same bounds,
+// and the path must be taken (FP32) or left alone (FP64).
 TEST_P(TsqrMethods, GeqrfByCholeskyPanels) {
+  struct ModeReset {
+    ~ModeReset() { kernels::cuda::larfb_tf32_mode(-1); }
+  } reset;
   GPUQR_FOR_PRECISION(([&]<class T>() {
+   for (int tf32 : ctx().is_cuda() ? std::vector<int>{-1, 1} : std::vector<int>{-1}) {
+    kernels::cuda::larfb_tf32_mode(tf32);
     struct Case {
       std::int64_t m, n, nb, outer;
       MatrixKind kind;
@@ -303,7 +313,7 @@ TEST_P(TsqrMethods, GeqrfByCholeskyPanels) {
     for (const Case& c : cases) {
       SCOPED_TRACE(std::to_string(c.m) + "x" + std::to_string(c.n) + " nb " + std::to_string(c.nb) +
                    " outer " + std::to_string(c.outer) + " " + to_string(c.kind) +
-                   (c.zero_column ? " zero column" : ""));
+                   (c.zero_column ? " zero column" : "") + (tf32 == 1 ? " larfb 3xTF32" : ""));
       Matrix<T> a = make_matrix<T>(c.kind, c.m, c.n, seed++, 1e4);
       const std::int64_t zero_at = c.nb + 3;
       if (c.zero_column)
@@ -311,9 +321,15 @@ TEST_P(TsqrMethods, GeqrfByCholeskyPanels) {
       Matrix<T> f = to_ctx<T>(ctx(), a.view());
       Matrix<T> tau(c.n, 1, f.space(), f.device());
       std::string reason;
+      const std::int64_t taken = kernels::cuda::larfb_tf32_count();
       const std::int64_t panels = detail::geqrf_cholesky_panels<T>(
           ctx(), f.view(), VectorView<T>(tau.data(), c.n, f.space(), f.device()), c.nb, c.outer,
           &reason);
+      if (tf32 == 1 && std::is_same_v<T, float> && c.n > c.nb) {
+        EXPECT_GT(kernels::cuda::larfb_tf32_count(), taken);  // some reflector was applied
+      } else if (tf32 == 1) {
+        EXPECT_EQ(kernels::cuda::larfb_tf32_count(), taken);
+      }
       const std::int64_t all = (c.n + c.nb - 1) / c.nb;
       if (c.zero_column) {
         EXPECT_EQ(panels, 1);
@@ -345,6 +361,7 @@ TEST_P(TsqrMethods, GeqrfByCholeskyPanels) {
           track("cholesky panels tau - geqrf's tau", tau_diff / (c.m * accuracy::eps<T>() * kappa)),
           kLapackBound);
     }
+   }
   }));
 }
 

@@ -12,10 +12,12 @@
 #include <atomic>
 #include <cstdlib>
 #include <string>
+#include <type_traits>
 
 #include "src/core/blocked_kernels.hpp"
 #include "src/core/dense_kernels.hpp"
 #include "src/cuda/check.hpp"
+#include "src/cuda/larfb_tf32.hpp"
 #include "src/cuda/panel_qr.hpp"
 #include "src/cuda/panel_qr_ah_step.hpp"
 
@@ -545,7 +547,8 @@ std::int64_t knob_signature() {
   // Each override is -1..2: one byte each after adding 1.
   const int values[] = {trmm_override.load(),        merge_override.load(),
                         panel_qr_single_override(),  panel_qr_ah_override(),
-                        panel_qr_ah_warp_override(), panel_qr_ah_step_override()};
+                        panel_qr_ah_warp_override(), panel_qr_ah_step_override(),
+                        larfb_tf32_override()};
   std::int64_t signature = 0;
   for (const int v : values) signature = signature * 256 + (v + 1);
   return signature;
@@ -584,6 +587,13 @@ void larfb(detail::ContextImpl& ctx, Side side, Op op, MatrixView<const T> v,
            work.ld(), T(0), w2, k);
       wt = w2;
       ldwt = k;
+    }
+    // FP32 tall C: C -= V W on the TF32 tensor cores by the 3xTF32 split (larfb_tf32.cu);
+    // SGEMM where it does not apply or its workspace cannot be had.
+    if constexpr (std::is_same_v<T, float>) {
+      if (larfb_tf32_wanted(m, n, k) &&
+          minus_product_3xtf32(ctx, v.data(), v.ld(), m, k, wt, ldwt, n, c.data(), c.ld()))
+        return;
     }
     gemm(h, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, T(-1), v.data(), v.ld(), wt, ldwt, T(1),
          c.data(), c.ld());

@@ -93,6 +93,8 @@ void panel_qr_ah_trace_clocks(long long* out) {
   for (int i = 0; i < 8; ++i) out[i] = 0;
 }
 void larfb_trmm_mode(int) {}
+void larfb_tf32_mode(int) {}
+std::int64_t larfb_tf32_count() { return 0; }
 void larft_merge_mode(int) {}
 std::int64_t knob_signature() { return 0; }
 template <class T>
