@@ -101,13 +101,15 @@ void panel_qr_ah_trace_clocks(long long* out);
 /// the full T: -1 = default (GEMM unless GPUQR_LARFB_TRMM=1), 0 = never, 1 = always (tests
 /// and A/B measurements).
 void larfb_trmm_mode(int mode);
-/// Whether FP32 larfb (left side) takes C -= V Y on the TF32 tensor cores by the 3xTF32
-/// split (src/cuda/larfb_tf32.cu): -1 = default (tall C with k and n of at least 128, unless
-/// GPUQR_LARFB_TF32=0), 0 = never, 1 = every FP32 left-side call (tests and A/B measurements).
-/// FP64 is not affected.
+/// Whether FP32 larfb (left side) computes W = V^T C and C -= V W on the TF32 tensor cores by
+/// the 3xTF32 split (CUTLASS; src/cuda/larfb_tf32.cu): -1 = default (C of 131072 rows or more,
+/// k and n of at least 64, unless GPUQR_LARFB_TF32=0), 0 = never, 1 = every FP32 left-side call
+/// (tests and A/B measurements). FP64 is not affected; a build without CUTLASS never takes it.
 void larfb_tf32_mode(int mode);
-/// How many larfb calls took the 3xTF32 product so far in this process (tests).
+/// How many larfb calls took the 3xTF32 product C -= V W so far in this process (tests).
 std::int64_t larfb_tf32_count();
+/// Whether this build has larfb's 3xTF32 kernels (CUTLASS found at configure time).
+bool larfb_tf32_built();
 /// How larft and larft_known_diagonal merge T's diagonal 32-blocks into the whole T: two
 /// strided-batched GEMMs per doubling level (default for V of 2048 rows and more), two cuBLAS
 /// TRMMs per merge (default below), or one merge kernel per level (TRMMs above 256 columns).

@@ -574,9 +574,20 @@ void larfb(detail::ContextImpl& ctx, Side side, Op op, MatrixView<const T> v,
                : static_cast<T*>(detail::cuda_workspace(
                      ctx, static_cast<std::size_t>(w2_elems) * sizeof(T)));
   if (side == Side::left) {
-    // C := (I - V op(T) V^T) C: W = V^T C; W = op(T) W; C -= V W.
-    gemm(h, CUBLAS_OP_T, CUBLAS_OP_N, k, n, m, T(1), v.data(), v.ld(), c.data(), c.ld(), T(0),
-         work.data(), work.ld());
+    // C := (I - V op(T) V^T) C: W = V^T C; W = op(T) W; C -= V W. FP32 with tall C: both
+    // big products on the TF32 tensor cores by the 3xTF32 split (larfb_tf32.cu) where
+    // larfb_tf32_wanted says so, each on SGEMM where CUTLASS cannot take it.
+    bool tf32 = false;
+    if constexpr (std::is_same_v<T, float>) tf32 = larfb_tf32_wanted(m, n, k);
+    bool w_done = false;
+    if constexpr (std::is_same_v<T, float>) {
+      if (tf32)
+        w_done = transposed_product_3xtf32(ctx, v.data(), v.ld(), m, k, c.data(), c.ld(), n,
+                                           work.data(), work.ld());
+    }
+    if (!w_done)
+      gemm(h, CUBLAS_OP_T, CUBLAS_OP_N, k, n, m, T(1), v.data(), v.ld(), c.data(), c.ld(), T(0),
+           work.data(), work.ld());
     const T* wt = work.data();
     std::int64_t ldwt = work.ld();
     if (trmm) {
@@ -588,11 +599,8 @@ void larfb(detail::ContextImpl& ctx, Side side, Op op, MatrixView<const T> v,
       wt = w2;
       ldwt = k;
     }
-    // FP32 tall C: C -= V W on the TF32 tensor cores by the 3xTF32 split (larfb_tf32.cu);
-    // SGEMM where it does not apply or its workspace cannot be had.
     if constexpr (std::is_same_v<T, float>) {
-      if (larfb_tf32_wanted(m, n, k) &&
-          minus_product_3xtf32(ctx, v.data(), v.ld(), m, k, wt, ldwt, n, c.data(), c.ld()))
+      if (tf32 && minus_product_3xtf32(ctx, v.data(), v.ld(), m, k, wt, ldwt, n, c.data(), c.ld()))
         return;
     }
     gemm(h, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, T(-1), v.data(), v.ld(), wt, ldwt, T(1),

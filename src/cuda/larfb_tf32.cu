@@ -1,23 +1,25 @@
-// larfb's last product, C -= V Y, in FP32 on the TF32 tensor cores with the 3xTF32 split
-// (src/cuda/larfb_tf32.hpp). The trailing updates of the tall FP32 Householder QR (geqrf's
-// form by CholeskyQR panels, src/core/tsqr.cpp) are half of its time on cuBLAS's SGEMM, which
-// runs on the FP32 pipes (~35 TFLOP/s at ncu's base clocks, session 24 run 1); cuBLAS's TF32
-// GEMMs run at ~250.
+// larfb's FP32 products W = V^T C and C -= V Y on the TF32 tensor cores, 3xTF32
+// (src/cuda/larfb_tf32.hpp), by CUTLASS's GEMMs with OpMultiplyAddFastF32.
 //
-// Split. x = hi + lo with hi = tf32(x) (round to nearest) and lo = tf32(x - hi), both exactly
-// representable in TF32, so that whatever conversion the GEMM applies to its inputs leaves
-// them unchanged; |x - hi - lo| <= 2^-22 |x|. V Y is taken as lo_V hi_Y + hi_V lo_Y + hi_V hi_Y
-// (lo_V lo_Y, <= 2^-22 |V||Y|, dropped): one GEMM with an inner dimension of 3k over
-// X = [lo_V | hi_V | hi_V] (a row chunk of V at a time, in the split workspace) and
-// Z = [hi_Y; lo_Y; hi_Y], the small terms first in the sum.
+// Why. The trailing updates of the tall FP32 Householder QR (geqrf's form by CholeskyQR panels,
+// src/core/tsqr.cpp) are most of its time, and cuBLAS runs FP32 GEMMs on the FP32 pipes at
+// ~43-45 TFLOP/s on an H100 (cublasLt's other algorithms are no faster; session 24 run 4).
+// cuBLAS's TF32 GEMMs with the split done in memory first lost (the split's passes over V cost
+// what the tensor cores saved: session 24 runs 2 and 3). CUTLASS splits in registers: each
+// FP32 operand x as big = tf32(x) (round to nearest) and small = tf32(x - big), the product
+// taken as big big + big small + small big (small small, <= 2^-22 |ab|, dropped), three
+// mma.sync.m16n8k8.tf32. Measured (session 24 runs 5-6, H100, 2^20 rows): C -= V Y 1.42-1.49x
+// cublasSgemm at k = 256 (tile 128 x 64 x 32, warps 64 x 32, 3 stages), 1.30x at k = n = 128
+// (64 x 64 x 32, 32 x 32, 4 stages); W = V^T C split-K 1.25x at n = 256, 1.55-1.64x at n = 512
+// (128 x 128 x 16, 64 x 32, 3 stages).
 //
-// Accumulation. The tensor cores truncate each mma's FP32 sum; over the 3k-long chain of one
-// output that is a bias of ~0.118 u per term on same-sign sums (session 22's measure, u =
-// 2^-24): ~30 u relative at k = 256 for the main term, where SGEMM's bound for the same
-// product is k u = 256 u. The inner dimension stays k (no long chains: W = V^T C, whose inner
-// dimension is C's rows, stays on SGEMM).
-#include <cublas_v2.h>
-#include <cuda_runtime.h>
+// Accumulation. The tensor cores add in FP32 but truncate each mma's sum: over a chain of one
+// accumulator that is a bias of ~0.118 u per term on same-sign sums (u = 2^-24; session 22's
+// measure). C -= V Y has chains of k (256: ~30 u, within SGEMM's k u bound for the same
+// product). W = V^T C has an inner dimension of m (millions): split-K keeps every chain within
+// GPUQR_LARFB_TF32_CHAIN rows (1024: ~120 u on same-sign sums), and the slices' partials are
+// added in FP32 (rounded to nearest) in a fixed order: bitwise reproducible run to run.
+#include "src/cuda/larfb_tf32.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -29,17 +31,17 @@
 #include "src/core/blocked_kernels.hpp"
 #include "src/cuda/check.hpp"
 #include "src/cuda/gram_kernels.hpp"
-#include "src/cuda/gram_tf32.cuh"
-#include "src/cuda/larfb_tf32.hpp"
+
+#if GPUQR_HAVE_CUTLASS
+#include "cutlass/cutlass.h"
+#include "cutlass/gemm/device/gemm.h"
+#include "cutlass/gemm/device/gemm_splitk_parallel.h"
+#endif
 
 namespace gpuqr::kernels::cuda {
 namespace {
 
-using cuda_detail::DeviceGuard;
-
-constexpr int kThreads = 256;
-
-std::atomic<int> tf32_larfb_override{-1};   // larfb_tf32_mode(): -1 default, 0 off, 1 on
+std::atomic<int> tf32_larfb_override{-1};       // larfb_tf32_mode(): -1 default, 0 off, 1 on
 std::atomic<std::int64_t> tf32_larfb_calls{0};  // larfb_tf32_count()
 
 /// GPUQR_<name> as an integer in [lo, hi], else dflt (read on every call: A/B runs).
@@ -51,48 +53,55 @@ std::int64_t knob(const char* name, std::int64_t dflt, std::int64_t lo, std::int
   return *end == '\0' && x >= lo && x <= hi ? std::int64_t(x) : dflt;
 }
 
-__device__ __forceinline__ float tf32_round(float x) { return __uint_as_float(tf32_rna(x)); }
+#if GPUQR_HAVE_CUTLASS
+using Col = cutlass::layout::ColumnMajor;
+using Row = cutlass::layout::RowMajor;
+using Epilogue = cutlass::epilogue::thread::LinearCombination<float, 4, float, float>;
 
-/// x (rows x 3k, ld ldx) := [lo | hi | hi] of v (rows x k, ld ldv).
-__global__ void split_columns_kernel(const float* v, std::int64_t ldv, std::int64_t rows,
-                                     std::int64_t k, float* x, std::int64_t ldx) {
-  for (std::int64_t j = blockIdx.y; j < k; j += gridDim.y) {
-    float* lo = x + j * ldx;
-    float* hi = x + (j + k) * ldx;
-    float* hi2 = x + (j + 2 * k) * ldx;
-    for (std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; i < rows;
-         i += std::int64_t(gridDim.x) * blockDim.x) {
-      const float e = v[i + j * ldv];
-      const float h = tf32_round(e);
-      lo[i] = tf32_round(e - h);
-      hi[i] = h;
-      hi2[i] = h;
-    }
-  }
+/// C = alpha A B + beta C, all column-major, 3xTF32 (OpMultiplyAddFastF32), 16-byte operands.
+template <int TM, int TN, int TK, int WM, int WN, int Stages>
+using Gemm3x = cutlass::gemm::device::Gemm<
+    float, Col, float, Col, float, Col, float, cutlass::arch::OpClassTensorOp, cutlass::arch::Sm80,
+    cutlass::gemm::GemmShape<TM, TN, TK>, cutlass::gemm::GemmShape<WM, WN, TK>,
+    cutlass::gemm::GemmShape<16, 8, 8>, Epilogue,
+    cutlass::gemm::threadblock::GemmIdentityThreadblockSwizzle<>, Stages, 4, 4, false,
+    cutlass::arch::OpMultiplyAddFastF32>;
+using NnWide = Gemm3x<128, 64, 32, 64, 32, 3>;   // k >= 256
+using NnNarrow = Gemm3x<64, 64, 32, 32, 32, 4>;  // k < 256
+
+/// D = alpha A B + beta C with A row-major (V^T of a column-major V), split-K parallel: each
+/// slice's product into the workspace, then one reduction kernel sums them in order.
+using TnSplit = cutlass::gemm::device::GemmSplitKParallel<
+    float, Row, float, Col, float, Col, float, cutlass::arch::OpClassTensorOp, cutlass::arch::Sm80,
+    cutlass::gemm::GemmShape<128, 128, 16>, cutlass::gemm::GemmShape<64, 32, 16>,
+    cutlass::gemm::GemmShape<16, 8, 8>, Epilogue, cutlass::epilogue::thread::Convert<float, 4, float>,
+    cutlass::reduction::thread::ReduceAdd<float, float, 4>,
+    cutlass::gemm::threadblock::GemmSplitKHorizontalThreadblockSwizzle, 3, 4, 4,
+    cutlass::arch::OpMultiplyAddFastF32>;
+
+template <class G>
+bool run_nn(detail::ContextImpl& ctx, std::int64_t m, std::int64_t n, std::int64_t k,
+            const float* a, std::int64_t lda, const float* b, std::int64_t ldb, float* c,
+            std::int64_t ldc) {
+  typename G::Arguments args({int(m), int(n), int(k)}, {a, lda}, {b, ldb}, {c, ldc}, {c, ldc},
+                             {-1.0f, 1.0f});
+  if (G::can_implement(args) != cutlass::Status::kSuccess) return false;
+  G op;
+  if (op.initialize(args, nullptr, ctx.stream) != cutlass::Status::kSuccess) return false;
+  if (op.run(ctx.stream) != cutlass::Status::kSuccess)
+    GPUQR_THROW(CudaError, "larfb: the 3xTF32 GEMM's launch failed");
+  return true;
 }
 
-/// z (3k x n, ld 3k) := [hi; lo; hi] of y (k x n, ld ldy).
-__global__ void split_rows_kernel(const float* y, std::int64_t ldy, std::int64_t k,
-                                  std::int64_t n, float* z) {
-  for (std::int64_t j = blockIdx.y; j < n; j += gridDim.y) {
-    float* col = z + j * 3 * k;
-    for (std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; i < k;
-         i += std::int64_t(gridDim.x) * blockDim.x) {
-      const float e = y[i + j * ldy];
-      const float h = tf32_round(e);
-      col[i] = h;
-      col[i + k] = tf32_round(e - h);
-      col[i + 2 * k] = h;
-    }
-  }
+/// Whether every pointer and leading dimension allows CUTLASS's 16-byte accesses.
+bool aligned(std::initializer_list<const float*> p, std::initializer_list<std::int64_t> ld) {
+  for (const float* x : p)
+    if (reinterpret_cast<std::uintptr_t>(x) % 16 != 0) return false;
+  for (std::int64_t l : ld)
+    if (l % 4 != 0) return false;
+  return true;
 }
-
-dim3 grid_for(std::int64_t rows, std::int64_t cols) {
-  const std::int64_t bx = std::min<std::int64_t>((rows + kThreads - 1) / kThreads, 1024);
-  const std::int64_t by = std::min<std::int64_t>(cols, 65535);
-  return dim3(static_cast<unsigned>(std::max<std::int64_t>(bx, 1)),
-              static_cast<unsigned>(std::max<std::int64_t>(by, 1)));
-}
+#endif
 
 }  // namespace
 
@@ -100,8 +109,19 @@ void larfb_tf32_mode(int mode) { tf32_larfb_override.store(mode); }
 int larfb_tf32_override() { return tf32_larfb_override.load(); }
 std::int64_t larfb_tf32_count() { return tf32_larfb_calls.load(); }
 
+bool larfb_tf32_built() {
+#if GPUQR_HAVE_CUTLASS
+  return true;
+#else
+  return false;
+#endif
+}
+
 bool larfb_tf32_wanted(std::int64_t m, std::int64_t n, std::int64_t k) {
-  if (m <= 0 || n <= 0 || k <= 0) return false;
+  if (!larfb_tf32_built() || m <= 0 || n <= 0 || k <= 0) return false;
+  // CUTLASS's problem sizes are int.
+  if (m > std::int64_t(1) << 30 || n > std::int64_t(1) << 30 || k > std::int64_t(1) << 30)
+    return false;
   const int mode = tf32_larfb_override.load();
   if (mode >= 0) return mode == 1;
   const char* v = std::getenv("GPUQR_LARFB_TF32");
@@ -110,51 +130,70 @@ bool larfb_tf32_wanted(std::int64_t m, std::int64_t n, std::int64_t k) {
     GPUQR_CHECK_ARG(s == "0" || s == "1", "GPUQR_LARFB_TF32 is '" + s + "': 0 or 1");
     if (s == "0") return false;
   }
-  // Where the split pays (session 24, H100): long V (the split's pass over it is shared by
-  // all of C's columns) and inner dimensions of the CholeskyQR panels' blocks.
   return gram_tf32_enabled() &&
          m >= knob("GPUQR_LARFB_TF32_ROWS", 131072, 1, std::int64_t(1) << 40) &&
-         k >= knob("GPUQR_LARFB_TF32_MIN_K", 128, 1, 1 << 20) &&
-         n >= knob("GPUQR_LARFB_TF32_MIN_N", 128, 1, std::int64_t(1) << 40);
+         k >= knob("GPUQR_LARFB_TF32_MIN_K", 64, 1, 1 << 20) &&
+         n >= knob("GPUQR_LARFB_TF32_MIN_N", 64, 1, std::int64_t(1) << 40);
+}
+
+bool transposed_product_3xtf32(detail::ContextImpl& ctx, const float* v, std::int64_t ldv,
+                               std::int64_t m, std::int64_t k, const float* c, std::int64_t ldc,
+                               std::int64_t n, float* w, std::int64_t ldw) {
+#if GPUQR_HAVE_CUTLASS
+  if (m == 0 || n == 0 || k == 0) return false;
+  if (!aligned({v, c, w}, {ldv, ldc, ldw})) return false;
+  const std::int64_t chain = knob("GPUQR_LARFB_TF32_CHAIN", 1024, 16, std::int64_t(1) << 30);
+  const std::int64_t budget = knob("GPUQR_LARFB_TF32_WS_MB", 256, 1, 1 << 20) << 20;
+  const std::int64_t slice_bytes = k * n * std::int64_t(sizeof(float));
+  const std::int64_t max_slices = std::max<std::int64_t>(1, budget / slice_bytes);
+  const std::int64_t slices_all = (m + chain - 1) / chain;
+  const std::int64_t chunks = (slices_all + max_slices - 1) / max_slices;
+  const std::int64_t slices = (slices_all + chunks - 1) / chunks;  // per chunk, balanced
+  const std::int64_t rows = std::min(m, slices * chain);
+  void* ws = nullptr;
+  {
+    typename TnSplit::Arguments probe({int(k), int(n), int(rows)}, {v, ldv}, {c, ldc}, {w, ldw},
+                                      {w, ldw}, {1.0f, 0.0f}, int(slices));
+    if (TnSplit::can_implement(probe) != cutlass::Status::kSuccess) return false;
+    try {
+      ws = detail::cuda_workspace(ctx, TnSplit::get_workspace_size(probe) + 256,
+                                  detail::ContextImpl::kSplitWorkspace);
+    } catch (const OutOfMemory&) {
+      return false;  // the caller takes SGEMM, which needs no workspace
+    }
+  }
+  for (std::int64_t s = 0; s < m; s += rows) {
+    const std::int64_t r = std::min(rows, m - s);
+    const int sl = int(std::min(slices, (r + chain - 1) / chain));
+    // Row-major V^T: V's row offset is a column offset of V^T.
+    typename TnSplit::Arguments args({int(k), int(n), int(r)}, {v + s, ldv}, {c + s, ldc},
+                                     {w, ldw}, {w, ldw}, {1.0f, s == 0 ? 0.0f : 1.0f}, sl);
+    TnSplit op;
+    if (op.initialize(args, ws) != cutlass::Status::kSuccess ||
+        op.run(ctx.stream) != cutlass::Status::kSuccess)
+      GPUQR_THROW(CudaError, "larfb: the 3xTF32 split-K GEMM's launch failed");
+  }
+  return true;
+#else
+  (void)ctx, (void)v, (void)ldv, (void)m, (void)k, (void)c, (void)ldc, (void)n, (void)w, (void)ldw;
+  return false;
+#endif
 }
 
 bool minus_product_3xtf32(detail::ContextImpl& ctx, const float* v, std::int64_t ldv,
                           std::int64_t m, std::int64_t k, const float* y, std::int64_t ldy,
                           std::int64_t n, float* c, std::int64_t ldc) {
-  if (m == 0 || n == 0 || k == 0) return true;
-  DeviceGuard guard(ctx.device);
-  // Row chunks of X within GPUQR_LARFB_TF32_CHUNK_MB (1 GiB: 349,525 rows at k = 256), of
-  // equal height (a multiple of 32 rows), after Z.
-  const std::int64_t budget = knob("GPUQR_LARFB_TF32_CHUNK_MB", 1024, 1, 1 << 20) << 20;
-  const std::int64_t row_bytes = 3 * k * std::int64_t(sizeof(float));
-  const std::int64_t max_rows = std::max<std::int64_t>(32, budget / row_bytes / 32 * 32);
-  const std::int64_t chunks = (m + max_rows - 1) / max_rows;
-  const std::int64_t rows = std::min(m, ((m + chunks - 1) / chunks + 31) / 32 * 32);
-  const std::int64_t z_elems = (3 * k * n + 63) / 64 * 64;
-  float* z = nullptr;
-  try {
-    z = static_cast<float*>(detail::cuda_workspace(
-        ctx, static_cast<std::size_t>(z_elems + rows * 3 * k) * sizeof(float),
-        detail::ContextImpl::kSplitWorkspace));
-  } catch (const OutOfMemory&) {
-    return false;  // the caller takes SGEMM, which needs no workspace
-  }
-  float* x = z + z_elems;
-  split_rows_kernel<<<grid_for(k, n), kThreads, 0, ctx.stream>>>(y, ldy, k, n, z);
-  GPUQR_CUDA_CHECK_LAUNCH(ctx.stream);
-  const cublasHandle_t h = static_cast<cublasHandle_t>(ctx.cublas);
-  const float minus_one = -1.0f, one = 1.0f;
-  for (std::int64_t s = 0; s < m; s += rows) {
-    const std::int64_t r = std::min(rows, m - s);
-    split_columns_kernel<<<grid_for(r, k), kThreads, 0, ctx.stream>>>(v + s, ldv, r, k, x, r);
-    GPUQR_CUDA_CHECK_LAUNCH(ctx.stream);
-    GPUQR_CUBLAS_CHECK(cublasGemmEx_64(h, CUBLAS_OP_N, CUBLAS_OP_N, r, n, 3 * k, &minus_one, x,
-                                       CUDA_R_32F, r, z, CUDA_R_32F, 3 * k, &one, c + s,
-                                       CUDA_R_32F, ldc, CUBLAS_COMPUTE_32F_FAST_TF32,
-                                       CUBLAS_GEMM_DEFAULT));
-  }
-  tf32_larfb_calls.fetch_add(1);
-  return true;
+#if GPUQR_HAVE_CUTLASS
+  if (m == 0 || n == 0 || k == 0) return false;
+  if (!aligned({v, y, c}, {ldv, ldy, ldc})) return false;
+  const bool done = k >= 256 ? run_nn<NnWide>(ctx, m, n, k, v, ldv, y, ldy, c, ldc)
+                             : run_nn<NnNarrow>(ctx, m, n, k, v, ldv, y, ldy, c, ldc);
+  if (done) tf32_larfb_calls.fetch_add(1);
+  return done;
+#else
+  (void)ctx, (void)v, (void)ldv, (void)m, (void)k, (void)y, (void)ldy, (void)n, (void)c, (void)ldc;
+  return false;
+#endif
 }
 
 }  // namespace gpuqr::kernels::cuda
