@@ -12,9 +12,9 @@
 // 256 u). Plain TF32 (the inputs rounded to TF32 once) errs by ~2^-11 / sqrt(3) per term,
 // thousands of u on random inputs: the test computes that error too and requires it to be
 // 8x above the bound, so that a path that lost the split would fail. Same-sign inputs (the
-// truncation's worst case) are checked against the bound alone. Odd k, W in several row
-// chunks, both ops, and a C whose leading dimension CUTLASS cannot take (SGEMM then, bit for
-// bit); FP64 is never affected (bitwise unchanged).
+// truncation's worst case) are checked against the bound alone. k not a multiple of the
+// tiles, W in several row chunks, C -= V W in several launches, both ops, and leading dimensions CUTLASS cannot take (SGEMM
+// then, bit for bit); FP64 is never affected (bitwise unchanged).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -116,10 +116,12 @@ void check_float(const Context& gpu) {
     bool positive;
     Op op;
     const char* ws_mb;  // GPUQR_LARFB_TF32_WS_MB ("": the default)
+    const char* launch_rows = "";  // GPUQR_LARFB_TF32_LAUNCH_ROWS
   };
   const Case cases[] = {{70000, 256, 45, false, Op::trans, "1"},  // W in 4 row chunks
-                        {30000, 256, 40, false, Op::no_trans, ""},
-                        {4100, 130, 300, false, Op::trans, ""},
+                        {30000, 256, 40, false, Op::no_trans, "", "4096"},  // 8 launches
+                        {4100, 132, 300, false, Op::trans, ""},
+                        {4100, 130, 300, false, Op::trans, ""},  // W's ld 130: SGEMM
                         {20000, 128, 128, true, Op::trans, ""},
                         {4099, 128, 64, false, Op::trans, ""}};  // ld 4099: SGEMM
   std::uint64_t seed = 2400;
@@ -128,7 +130,8 @@ void check_float(const Context& gpu) {
                  (c.positive ? " positive" : " random") +
                  (c.op == Op::trans ? " trans" : " no_trans") + " ws " + c.ws_mb);
     const EnvKnob ws("GPUQR_LARFB_TF32_WS_MB", c.ws_mb);
-    const bool takes = c.h % 4 == 0;  // 16-byte columns
+    const EnvKnob launch("GPUQR_LARFB_TF32_LAUNCH_ROWS", c.launch_rows);
+    const bool takes = c.h % 4 == 0 && c.k % 4 == 0;  // 16-byte columns
     const Inputs in = make_inputs(c.h, c.k, c.n, c.positive, seed);
     seed += 3;
     // Y = op(T) (V^T C) and V Y's norm in double.

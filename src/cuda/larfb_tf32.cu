@@ -186,10 +186,25 @@ bool minus_product_3xtf32(detail::ContextImpl& ctx, const float* v, std::int64_t
 #if GPUQR_HAVE_CUTLASS
   if (m == 0 || n == 0 || k == 0) return false;
   if (!aligned({v, y, c}, {ldv, ldy, ldc})) return false;
-  const bool done = k >= 256 ? run_nn<NnWide>(ctx, m, n, k, v, ldv, y, ldy, c, ldc)
-                             : run_nn<NnNarrow>(ctx, m, n, k, v, ldv, y, ldy, c, ldc);
-  if (done) tf32_larfb_calls.fetch_add(1);
-  return done;
+  // CUTLASS computes a column-major C as the row-major C^T, whose 64-column tiles (C's rows)
+  // go to the grid's y dimension (at most 65535): launches of at most 2^21 rows
+  // (GPUQR_LARFB_TF32_LAUNCH_ROWS, whole 128s, lower in the tests).
+  const std::int64_t kRows =
+      knob("GPUQR_LARFB_TF32_LAUNCH_ROWS", std::int64_t(1) << 21, 128, std::int64_t(1) << 21) /
+      128 * 128;
+  for (std::int64_t s = 0; s < m; s += kRows) {
+    const std::int64_t r = std::min(kRows, m - s);
+    const bool done =
+        k >= 256 ? run_nn<NnWide>(ctx, r, n, k, v + s, ldv, y, ldy, c + s, ldc)
+                 : run_nn<NnNarrow>(ctx, r, n, k, v + s, ldv, y, ldy, c + s, ldc);
+    if (!done) {
+      // Only the first launch can decline (every chunk has the same alignment): SGEMM then.
+      if (s == 0) return false;
+      GPUQR_THROW(CudaError, "larfb: the 3xTF32 GEMM declined a later row chunk");
+    }
+  }
+  tf32_larfb_calls.fetch_add(1);
+  return true;
 #else
   (void)ctx, (void)v, (void)ldv, (void)m, (void)k, (void)y, (void)ldy, (void)n, (void)c, (void)ldc;
   return false;
