@@ -13,8 +13,8 @@
 // thousands of u on random inputs: the test computes that error too and requires it to be
 // 8x above the bound, so that a path that lost the split would fail. Same-sign inputs (the
 // truncation's worst case) are checked against the bound alone. k not a multiple of the
-// tiles, W in several row chunks, C -= V W in several launches, both ops, and leading dimensions CUTLASS cannot take (SGEMM
-// then, bit for bit); FP64 is never affected (bitwise unchanged).
+// tiles, W in several row chunks, C -= V W in several launches, both ops, and leading dimensions
+// CUTLASS cannot take (SGEMM then, bit for bit); FP64 is never affected (bitwise unchanged).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -115,10 +115,10 @@ void check_float(const Context& gpu) {
     std::int64_t h, k, n;
     bool positive;
     Op op;
-    const char* ws_mb;  // GPUQR_LARFB_TF32_WS_MB ("": the default)
+    const char* ws_mb;             // GPUQR_LARFB_TF32_WS_MB ("": the default)
     const char* launch_rows = "";  // GPUQR_LARFB_TF32_LAUNCH_ROWS
   };
-  const Case cases[] = {{70000, 256, 45, false, Op::trans, "1"},  // W in 4 row chunks
+  const Case cases[] = {{70000, 256, 45, false, Op::trans, "1"},            // W in 4 row chunks
                         {30000, 256, 40, false, Op::no_trans, "", "4096"},  // 8 launches
                         {4100, 132, 300, false, Op::trans, ""},
                         {4100, 130, 300, false, Op::trans, ""},  // W's ld 130: SGEMM

@@ -8,8 +8,8 @@
 #include <cstdio>
 #include <limits>
 #include <string>
-#include <vector>
 #include <type_traits>
+#include <vector>
 
 #include "gpuqr/accuracy.hpp"
 #include "gpuqr/dense.hpp"
@@ -294,77 +294,78 @@ TEST_P(TsqrMethods, GeqrfByCholeskyPanels) {
     ~ModeReset() { kernels::cuda::larfb_tf32_mode(-1); }
   } reset;
   GPUQR_FOR_PRECISION(([&]<class T>() {
-   for (int tf32 : ctx().is_cuda() ? std::vector<int>{-1, 1} : std::vector<int>{-1}) {
-    kernels::cuda::larfb_tf32_mode(tf32);
-    struct Case {
-      std::int64_t m, n, nb, outer;
-      MatrixKind kind;
-      bool zero_column;
-    };
-    const Case cases[] = {{1500, 90, 32, 32, MatrixKind::random, false},
-                          {1500, 90, 32, 64, MatrixKind::random, false},
-                          {1203, 70, 64, 128, MatrixKind::graded, false},
-                          {999, 64, 16, 48, MatrixKind::ill_conditioned, false},
-                          {1100, 80, 32, 64, MatrixKind::rank_deficient, false},
-                          {1300, 75, 32, 32, MatrixKind::random, true},
-                          {1300, 75, 32, 64, MatrixKind::random, true},
-                          {640, 33, 33, 66, MatrixKind::random, false}};
-    std::uint64_t seed = 4400;
-    for (const Case& c : cases) {
-      SCOPED_TRACE(std::to_string(c.m) + "x" + std::to_string(c.n) + " nb " + std::to_string(c.nb) +
-                   " outer " + std::to_string(c.outer) + " " + to_string(c.kind) +
-                   (c.zero_column ? " zero column" : "") + (tf32 == 1 ? " larfb 3xTF32" : ""));
-      Matrix<T> a = make_matrix<T>(c.kind, c.m, c.n, seed++, 1e4);
-      const std::int64_t zero_at = c.nb + 3;
-      if (c.zero_column)
-        for (std::int64_t i = 0; i < c.m; ++i) a(i, zero_at) = T(0);
-      Matrix<T> f = to_ctx<T>(ctx(), a.view());
-      Matrix<T> tau(c.n, 1, f.space(), f.device());
-      std::string reason;
-      const std::int64_t taken = kernels::cuda::larfb_tf32_count();
-      const std::int64_t panels = detail::geqrf_cholesky_panels<T>(
-          ctx(), f.view(), VectorView<T>(tau.data(), c.n, f.space(), f.device()), c.nb, c.outer,
-          &reason);
-      // Taken where some reflector was applied to columns of 16-byte aligned storage.
-      const bool takes = kernels::cuda::larfb_tf32_built() && std::is_same_v<T, float> &&
-                         c.n > c.nb && c.m % 4 == 0 && c.nb % 4 == 0;
-      if (tf32 == 1 && takes) {
-        EXPECT_GT(kernels::cuda::larfb_tf32_count(), taken);
-      } else if (tf32 == 1 && !std::is_same_v<T, float>) {
-        EXPECT_EQ(kernels::cuda::larfb_tf32_count(), taken);
+    for (int tf32 : ctx().is_cuda() ? std::vector<int>{-1, 1} : std::vector<int>{-1}) {
+      kernels::cuda::larfb_tf32_mode(tf32);
+      struct Case {
+        std::int64_t m, n, nb, outer;
+        MatrixKind kind;
+        bool zero_column;
+      };
+      const Case cases[] = {{1500, 90, 32, 32, MatrixKind::random, false},
+                            {1500, 90, 32, 64, MatrixKind::random, false},
+                            {1203, 70, 64, 128, MatrixKind::graded, false},
+                            {999, 64, 16, 48, MatrixKind::ill_conditioned, false},
+                            {1100, 80, 32, 64, MatrixKind::rank_deficient, false},
+                            {1300, 75, 32, 32, MatrixKind::random, true},
+                            {1300, 75, 32, 64, MatrixKind::random, true},
+                            {640, 33, 33, 66, MatrixKind::random, false}};
+      std::uint64_t seed = 4400;
+      for (const Case& c : cases) {
+        SCOPED_TRACE(std::to_string(c.m) + "x" + std::to_string(c.n) + " nb " +
+                     std::to_string(c.nb) + " outer " + std::to_string(c.outer) + " " +
+                     to_string(c.kind) + (c.zero_column ? " zero column" : "") +
+                     (tf32 == 1 ? " larfb 3xTF32" : ""));
+        Matrix<T> a = make_matrix<T>(c.kind, c.m, c.n, seed++, 1e4);
+        const std::int64_t zero_at = c.nb + 3;
+        if (c.zero_column)
+          for (std::int64_t i = 0; i < c.m; ++i) a(i, zero_at) = T(0);
+        Matrix<T> f = to_ctx<T>(ctx(), a.view());
+        Matrix<T> tau(c.n, 1, f.space(), f.device());
+        std::string reason;
+        const std::int64_t taken = kernels::cuda::larfb_tf32_count();
+        const std::int64_t panels = detail::geqrf_cholesky_panels<T>(
+            ctx(), f.view(), VectorView<T>(tau.data(), c.n, f.space(), f.device()), c.nb, c.outer,
+            &reason);
+        // Taken where some reflector was applied to columns of 16-byte aligned storage.
+        const bool takes = kernels::cuda::larfb_tf32_built() && std::is_same_v<T, float> &&
+                           c.n > c.nb && c.m % 4 == 0 && c.nb % 4 == 0;
+        if (tf32 == 1 && takes) {
+          EXPECT_GT(kernels::cuda::larfb_tf32_count(), taken);
+        } else if (tf32 == 1 && !std::is_same_v<T, float>) {
+          EXPECT_EQ(kernels::cuda::larfb_tf32_count(), taken);
+        }
+        const std::int64_t all = (c.n + c.nb - 1) / c.nb;
+        if (c.zero_column) {
+          EXPECT_EQ(panels, 1);
+          EXPECT_NE(reason.find("columns " + std::to_string(c.nb) + ".."), std::string::npos)
+              << reason;
+        } else if (c.kind == MatrixKind::random || c.kind == MatrixKind::graded) {
+          EXPECT_EQ(panels, all) << reason;
+          EXPECT_TRUE(reason.empty()) << reason;
+        }
+        check_geqrf_form<T>(ctx(), a, f, tau, "cholesky panels");
+        if (c.kind == MatrixKind::rank_deficient || c.zero_column) continue;
+        // The same R and tau as geqrf's (well-conditioned columns: entry by entry, scaled by
+        // ||A|| and the conditioning the kind sets).
+        Matrix<T> g = to_ctx<T>(ctx(), a.view());
+        Matrix<T> tau_g(c.n, 1, g.space(), g.device());
+        geqrf<T>(ctx(), g.view(), VectorView<T>(tau_g.data(), c.n, g.space(), g.device()));
+        const Matrix<T> fh = to_host(ctx(), f), gh = to_host(ctx(), g);
+        const Matrix<T> th = to_host(ctx(), tau), tgh = to_host(ctx(), tau_g);
+        const double kappa = c.kind == MatrixKind::ill_conditioned ? 1e4 : 10.0;
+        const double scale = accuracy::norm1<T>(a.view()) * c.m * accuracy::eps<T>() * kappa;
+        double r_diff = 0, tau_diff = 0;
+        for (std::int64_t j = 0; j < c.n; ++j) {
+          tau_diff = std::max(tau_diff, std::abs(double(th(j, 0)) - double(tgh(j, 0))));
+          for (std::int64_t i = 0; i <= j; ++i)
+            r_diff = std::max(r_diff, std::abs(double(fh(i, j)) - double(gh(i, j))));
+        }
+        EXPECT_LT(track("cholesky panels R - geqrf's R", r_diff / scale), kLapackBound);
+        EXPECT_LT(track("cholesky panels tau - geqrf's tau",
+                        tau_diff / (c.m * accuracy::eps<T>() * kappa)),
+                  kLapackBound);
       }
-      const std::int64_t all = (c.n + c.nb - 1) / c.nb;
-      if (c.zero_column) {
-        EXPECT_EQ(panels, 1);
-        EXPECT_NE(reason.find("columns " + std::to_string(c.nb) + ".."), std::string::npos)
-            << reason;
-      } else if (c.kind == MatrixKind::random || c.kind == MatrixKind::graded) {
-        EXPECT_EQ(panels, all) << reason;
-        EXPECT_TRUE(reason.empty()) << reason;
-      }
-      check_geqrf_form<T>(ctx(), a, f, tau, "cholesky panels");
-      if (c.kind == MatrixKind::rank_deficient || c.zero_column) continue;
-      // The same R and tau as geqrf's (well-conditioned columns: entry by entry, scaled by
-      // ||A|| and the conditioning the kind sets).
-      Matrix<T> g = to_ctx<T>(ctx(), a.view());
-      Matrix<T> tau_g(c.n, 1, g.space(), g.device());
-      geqrf<T>(ctx(), g.view(), VectorView<T>(tau_g.data(), c.n, g.space(), g.device()));
-      const Matrix<T> fh = to_host(ctx(), f), gh = to_host(ctx(), g);
-      const Matrix<T> th = to_host(ctx(), tau), tgh = to_host(ctx(), tau_g);
-      const double kappa = c.kind == MatrixKind::ill_conditioned ? 1e4 : 10.0;
-      const double scale = accuracy::norm1<T>(a.view()) * c.m * accuracy::eps<T>() * kappa;
-      double r_diff = 0, tau_diff = 0;
-      for (std::int64_t j = 0; j < c.n; ++j) {
-        tau_diff = std::max(tau_diff, std::abs(double(th(j, 0)) - double(tgh(j, 0))));
-        for (std::int64_t i = 0; i <= j; ++i)
-          r_diff = std::max(r_diff, std::abs(double(fh(i, j)) - double(gh(i, j))));
-      }
-      EXPECT_LT(track("cholesky panels R - geqrf's R", r_diff / scale), kLapackBound);
-      EXPECT_LT(
-          track("cholesky panels tau - geqrf's tau", tau_diff / (c.m * accuracy::eps<T>() * kappa)),
-          kLapackBound);
     }
-   }
   }));
 }
 

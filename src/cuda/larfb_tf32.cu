@@ -19,8 +19,6 @@
 // product). W = V^T C has an inner dimension of m (millions): split-K keeps every chain within
 // GPUQR_LARFB_TF32_CHAIN rows (1024: ~120 u on same-sign sums), and the slices' partials are
 // added in FP32 (rounded to nearest) in a fixed order: bitwise reproducible run to run.
-#include "src/cuda/larfb_tf32.hpp"
-
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
@@ -31,6 +29,7 @@
 #include "src/core/blocked_kernels.hpp"
 #include "src/cuda/check.hpp"
 #include "src/cuda/gram_kernels.hpp"
+#include "src/cuda/larfb_tf32.hpp"
 
 #if GPUQR_HAVE_CUTLASS
 #include "cutlass/cutlass.h"
@@ -74,7 +73,8 @@ using NnNarrow = Gemm3x<64, 64, 32, 32, 32, 4>;  // k < 256
 using TnSplit = cutlass::gemm::device::GemmSplitKParallel<
     float, Row, float, Col, float, Col, float, cutlass::arch::OpClassTensorOp, cutlass::arch::Sm80,
     cutlass::gemm::GemmShape<128, 128, 16>, cutlass::gemm::GemmShape<64, 32, 16>,
-    cutlass::gemm::GemmShape<16, 8, 8>, Epilogue, cutlass::epilogue::thread::Convert<float, 4, float>,
+    cutlass::gemm::GemmShape<16, 8, 8>, Epilogue,
+    cutlass::epilogue::thread::Convert<float, 4, float>,
     cutlass::reduction::thread::ReduceAdd<float, float, 4>,
     cutlass::gemm::threadblock::GemmSplitKHorizontalThreadblockSwizzle, 3, 4, 4,
     cutlass::arch::OpMultiplyAddFastF32>;
@@ -166,8 +166,8 @@ bool transposed_product_3xtf32(detail::ContextImpl& ctx, const float* v, std::in
     const std::int64_t r = std::min(rows, m - s);
     const int sl = int(std::min(slices, (r + chain - 1) / chain));
     // Row-major V^T: V's row offset is a column offset of V^T.
-    typename TnSplit::Arguments args({int(k), int(n), int(r)}, {v + s, ldv}, {c + s, ldc},
-                                     {w, ldw}, {w, ldw}, {1.0f, s == 0 ? 0.0f : 1.0f}, sl);
+    typename TnSplit::Arguments args({int(k), int(n), int(r)}, {v + s, ldv}, {c + s, ldc}, {w, ldw},
+                                     {w, ldw}, {1.0f, s == 0 ? 0.0f : 1.0f}, sl);
     TnSplit op;
     if (op.initialize(args, ws) != cutlass::Status::kSuccess ||
         op.run(ctx.stream) != cutlass::Status::kSuccess)
@@ -194,9 +194,8 @@ bool minus_product_3xtf32(detail::ContextImpl& ctx, const float* v, std::int64_t
       128 * 128;
   for (std::int64_t s = 0; s < m; s += kRows) {
     const std::int64_t r = std::min(kRows, m - s);
-    const bool done =
-        k >= 256 ? run_nn<NnWide>(ctx, r, n, k, v + s, ldv, y, ldy, c + s, ldc)
-                 : run_nn<NnNarrow>(ctx, r, n, k, v + s, ldv, y, ldy, c + s, ldc);
+    const bool done = k >= 256 ? run_nn<NnWide>(ctx, r, n, k, v + s, ldv, y, ldy, c + s, ldc)
+                               : run_nn<NnNarrow>(ctx, r, n, k, v + s, ldv, y, ldy, c + s, ldc);
     if (!done) {
       // Only the first launch can decline (every chunk has the same alignment): SGEMM then.
       if (s == 0) return false;
