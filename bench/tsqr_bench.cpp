@@ -52,6 +52,10 @@ struct Options {
   /// NAME=VALUE applied for that run (knobs read at every call; A/B in one run), or
   /// "default" (nothing set).
   std::vector<std::string> variants = {"default"};
+  /// --copies: how many m x n matrices a shape is assumed to need at once (skipped when they
+  /// would not fit in 92% of the free memory); lower it on a large-memory device to try a
+  /// shape anyway (an allocation that then fails is reported as that form's error).
+  double copies = 4.3;
 };
 
 std::vector<std::string> split(const std::string& text) {
@@ -66,7 +70,8 @@ int usage(const char* why) {
   std::fprintf(stderr,
                "gpuqr_tsqr_bench: %s\nusage: gpuqr_tsqr_bench [--m LIST] [--n LIST] "
                "[--methods LIST] [--forms r,rb,explicit,geqrf] [--precision d,s] [--repeat N] "
-               "[--json FILE] [--baseline cusolver|none] [--variants default,NAME=VALUE,...]\n",
+               "[--json FILE] [--baseline cusolver|none] [--variants default,NAME=VALUE,...] "
+               "[--copies X]\n",
                why);
   return 2;
 }
@@ -88,6 +93,9 @@ bool parse(int argc, char** argv, Options& o) {
     } else if (arg == "--precision") {
       o.precisions.clear();
       for (const auto& s : split(v)) o.precisions.push_back(s[0]);
+    } else if (arg == "--copies") {
+      o.copies = std::stod(v);
+      if (!(o.copies >= 1.0)) return false;
     } else if (arg == "--repeat") {
       o.repeat = std::max(1, std::stoi(v));
     } else if (arg == "--json") {
@@ -241,7 +249,8 @@ void run_shape(const Options& o, std::int64_t m, std::int64_t n, double bandwidt
   // and the explicit Q's (the explicit form), or a TallSkinnyQR's copy of A and a panel's
   // work matrix (R alone by Householder QR); shifted CholeskyQR3's second work matrix is not
   // counted (random inputs never take it). An allocation that fails is reported as an error.
-  constexpr double kCopies = 4.3;
+  // 4.3 by default (--copies).
+  const double kCopies = o.copies;
   if (kCopies * double(bytes) > 0.92 * double(free_bytes)) {
     std::printf("%c %9lld %5lld  skip (needs ~%.1f GiB, %.1f GiB free)\n", prec, (long long)m,
                 (long long)n, kCopies * bytes / 1073741824.0, free_bytes / 1073741824.0);
