@@ -577,10 +577,9 @@ void larfb(detail::ContextImpl& ctx, Side side, Op op, MatrixView<const T> v,
     // C := (I - V op(T) V^T) C: W = V^T C; W = op(T) W; C -= V W. FP32 with tall C: both
     // big products on the TF32 tensor cores by the 3xTF32 split (larfb_tf32.cu) where
     // larfb_tf32_wanted says so, each on SGEMM where CUTLASS cannot take it.
-    bool tf32 = false;
-    if constexpr (std::is_same_v<T, float>) tf32 = larfb_tf32_wanted(m, n, k);
-    bool w_done = false;
+    bool tf32 = false, w_done = false;
     if constexpr (std::is_same_v<T, float>) {
+      tf32 = larfb_tf32_wanted(m, n, k);
       if (tf32)
         w_done = transposed_product_3xtf32(ctx, v.data(), v.ld(), m, k, c.data(), c.ld(), n,
                                            work.data(), work.ld());
