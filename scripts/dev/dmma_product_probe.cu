@@ -171,7 +171,7 @@ __device__ __forceinline__ void mma_frag(const Frag& f, double (&acc)[4][4][2]) 
                                       &f.xv[2 * p + 1][0], &f.av[jj >> 1][jj & 1][0]);
 }
 
-template <int Stages, bool Prefetch>
+template <int Stages, bool Prefetch, bool NoMma = false>
 __global__ void __launch_bounds__(256, 1)
     new_kernel(const double* a, std::int64_t lda, std::int64_t m, int n, bool vec_ok,
                const double* __restrict__ x, std::int64_t ldx, double* q, std::int64_t ldq,
@@ -204,7 +204,7 @@ __global__ void __launch_bounds__(256, 1)
                                        stages + refill * S::kChunk);
     dm::cp_async_commit();
     const double* src = stages + slot * S::kChunk;
-    const int kend = band_end[band];
+    const int kend = NoMma ? 0 : band_end[band];
     double acc[4][4][2];
 #pragma unroll
     for (int c = 0; c < 4; ++c)
@@ -352,6 +352,7 @@ int main() {
     };
     report("old (32 rows, 3 stages)", [&] { launch<old_kernel, Old>(a, ld, m, n, x, q, ld, sms); });
     report("new 2 stages, prefetch", [&] { launch<new_kernel<2, true>, New<2>>(a, ld, m, n, x, q, ld, sms); });
+    report("streaming only (no mma)", [&] { launch<new_kernel<2, true, true>, New<2>>(a, ld, m, n, x, q, ld, sms); });
     report("new 2 stages, no prefetch", [&] { launch<new_kernel<2, false>, New<2>>(a, ld, m, n, x, q, ld, sms); });
     // In place, once (not timed): q := q X must equal ref.
     CK(cudaMemcpy(q, a, sizeof(double) * ld * n, cudaMemcpyDeviceToDevice));
