@@ -5,6 +5,6 @@ set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 out="${OUT:-/tmp/out}"; mkdir -p "$out"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,power.draw,power.limit --format=csv,noheader
-( sleep 20; nvidia-smi --query-gpu=clocks.sm,power.draw --format=csv,noheader ) &
+( sleep 35; nvidia-smi --query-gpu=clocks.sm,power.draw --format=csv,noheader ) &
 nvcc -std=c++17 -O3 --expt-relaxed-constexpr -arch=sm_90 -I. -o /tmp/dmma_probe scripts/dev/dmma_product_probe.cu -lcublas || exit 1
 timeout 300 /tmp/dmma_probe | tee "$out/dmma_product_probe.txt"
