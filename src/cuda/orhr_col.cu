@@ -6,10 +6,6 @@
 //                        panel kernel for 32 columns, TRSM for U's row block, GEMM for the rest
 //   V = [L; Q2 U^{-1}]   V2 by one GEMM with U's explicit inverse (TRSM on the identity, n x n)
 //   T = -U S L^{-T}      the n x n factor of I - V T V^T (one n x n TRSM)
-// For n <= 128 the signed LU and U^{-1} are one one-block kernel in shared memory
-// (orhr_top_kernel) instead of 4 panel launches, 3 TRSM, 3 GEMM, a laset and a TRSM on the
-// identity (session 25, H200: ~0.27 ms a 128-column panel, 2.2 ms of FP64 geqrf's form at
-// 2^20 x 1024); GPUQR_ORHR_FUSED=0 takes the blocked route (measurements).
 // Everything is enqueued on the context's stream; the tall part (Q2) is read once and V2
 // written once. orhr_col_of_product takes Q = W X as W and X and never forms Q's tall part:
 // V2 = W2 (X U^{-1}), so CholeskyQR's last GEMM and orhr_col's are one.
@@ -69,77 +65,6 @@ __global__ void lu_panel_signs_kernel(T* a, std::int64_t lda, std::int64_t h, in
   }
 }
 
-constexpr int kFusedMaxCols = 128;
-constexpr int kFusedThreads = 128;  // a row (the LU), then a column (U^{-1}) per thread
-
-/// GPUQR_ORHR_FUSED=0: the blocked route for every n (measurements; read on every call).
-bool orhr_fused_enabled() {
-  const char* v = std::getenv("GPUQR_ORHR_FUSED");
-  return v == nullptr || *v == '\0' || std::string(v) != "0";
-}
-
-/// The n x n top block at `a` (n <= 128) := L \ U of (a - S) = L U, the signs into d, as
-/// lu_panel_signs_kernel's unblocked elimination over all n columns (the blocked route's
-/// TRSM / GEMM do the same operations in another order); then, where `uinv` is not null,
-/// U^{-1} into uinv (n x n, zeros below the diagonal). One block of kFusedThreads, the block
-/// in shared memory (ld n + 1). LU: thread i owns row i (row k, read by all at step k, was
-/// written by thread k alone before the step's barrier); the pivot, which everyone reads at
-/// step k, is stored by thread k one step later. U^{-1}: thread j owns column j (back
-/// substitution, its entries Z(k, j), k < j, kept transposed in the strictly lower triangle,
-/// which L has left for global memory by then).
-template <class T>
-__global__ void __launch_bounds__(kFusedThreads)
-    orhr_top_kernel(T* a, std::int64_t lda, int n, T* d, T* uinv, std::int64_t ldu) {
-  extern __shared__ __align__(16) unsigned char smem_raw[];
-  const int ld = n + 1, tid = threadIdx.x;
-  T* s = reinterpret_cast<T*>(smem_raw);
-  T* zd = s + n * ld;  // 1 / U(j, j)
-  auto S = [&](int i, int j) -> T& { return s[i + j * ld]; };
-  for (int j = 0; j < n; ++j)
-    for (int i = tid; i < n; i += kFusedThreads) S(i, j) = a[i + j * lda];
-  __syncthreads();
-  T mine = T(0);  // thread k's pivot, stored at step k + 1
-  for (int k = 0; k < n; ++k) {
-    if (tid + 1 == k) S(tid, tid) = mine;  // nobody reads (k - 1, k - 1) at step k
-    const T x = S(k, k);
-    const T dk = x >= T(0) ? T(-1) : T(1);  // -sign(x), Fortran's SIGN(1, x) negated
-    const T pivot = x - dk;
-    if (tid == k) {
-      d[k] = dk;
-      mine = pivot;
-    }
-    if (tid > k && tid < n) {
-      const T l = S(tid, k) / pivot;
-      S(tid, k) = l;
-#pragma unroll 4
-      for (int j = k + 1; j < n; ++j) S(tid, j) -= l * S(k, j);
-    }
-    __syncthreads();
-  }
-  if (tid + 1 == n) S(tid, tid) = mine;
-  __syncthreads();
-  for (int j = 0; j < n; ++j)
-    for (int i = tid; i < n; i += kFusedThreads) a[i + j * lda] = S(i, j);
-  if (uinv == nullptr) return;
-  __syncthreads();  // L is out: its triangle may be overwritten
-  for (int j = tid; j < n; j += kFusedThreads) zd[j] = T(1) / S(j, j);
-  __syncthreads();
-  // Z(i, j) = -(sum_{k = i + 1}^{j} U(i, k) Z(k, j)) / U(i, i), i = j - 1 .. 0; rows i in
-  // the same order in every thread, so that U(i, k) is one broadcast read.
-  for (int i = n - 2; i >= 0; --i) {
-    const int j = tid;
-    if (j > i && j < n) {
-      T sum = S(i, j) * zd[j];
-      for (int k = i + 1; k < j; ++k) sum += S(i, k) * S(j, k);
-      S(j, i) = -sum * zd[i];
-    }
-  }
-  __syncthreads();
-  for (int j = 0; j < n; ++j)
-    for (int i = tid; i < n; i += kFusedThreads)
-      uinv[i + j * ldu] = i < j ? S(j, i) : (i == j ? zd[j] : T(0));
-}
-
 /// t(i, j) := -u(i, j) d_j on and above the diagonal, 0 below (T's right-hand side).
 template <class T>
 __global__ void minus_u_s_kernel(const T* u, std::int64_t ldu, const T* d, T* t,
@@ -163,18 +88,7 @@ void reconstruct(detail::ContextImpl& ctx, MatrixView<const T> w, MatrixView<con
   cublasHandle_t h = blas(ctx);
   T* a = v.data();
   const std::int64_t lda = v.ld();
-  const bool fused = n <= kFusedMaxCols && orhr_fused_enabled();
-  if (fused) {
-    const std::size_t smem = (std::size_t(n) * (n + 1) + std::size_t(n)) * sizeof(T);
-    // Above 48 KiB of dynamic shared memory needs the opt-in (a host-side attribute, no sync).
-    GPUQR_CUDA_CHECK(cudaFuncSetAttribute(orhr_top_kernel<T>,
-                                          cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                          static_cast<int>(smem)));
-    orhr_top_kernel<T><<<1, kFusedThreads, smem, ctx.stream>>>(
-        a, lda, static_cast<int>(n), d.data(), m > n ? t.data() : nullptr, t.ld());
-    GPUQR_CUDA_CHECK_LAUNCH(ctx.stream);
-  }
-  for (std::int64_t j = 0; j < n && !fused; j += kPanel) {
+  for (std::int64_t j = 0; j < n; j += kPanel) {
     const std::int64_t jb = std::min(kPanel, n - j);
     lu_panel_signs_kernel<T><<<1, kThreads, 0, ctx.stream>>>(a + j + j * lda, lda, n - j,
                                                              static_cast<int>(jb), d.data() + j);
@@ -189,11 +103,9 @@ void reconstruct(detail::ContextImpl& ctx, MatrixView<const T> w, MatrixView<con
   }
   // V2 = W2 (X U^{-1}), with U^{-1} formed in t's storage first (t is written after).
   if (m > n) {
-    if (!fused) {
-      laset<T>(ctx, T(0), T(1), t);
-      trsm(h, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_UPPER, CUBLAS_OP_N, CUBLAS_DIAG_NON_UNIT, n, n,
-           T(1), a, lda, t.data(), t.ld());
-    }
+    laset<T>(ctx, T(0), T(1), t);
+    trsm(h, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_UPPER, CUBLAS_OP_N, CUBLAS_DIAG_NON_UNIT, n, n,
+         T(1), a, lda, t.data(), t.ld());
     const T* y = t.data();
     std::int64_t ldy = t.ld();
     if (x.data() != nullptr) {
