@@ -17,16 +17,15 @@
 
 #include "src/cuda/gram_dmma.cuh"
 
-namespace gk = gpuqr::kernels::cuda;
 namespace dm = gpuqr::kernels::cuda::dmma;
 
-#define CK(x)                                                                  \
-  do {                                                                         \
-    cudaError_t e_ = (x);                                                      \
-    if (e_ != cudaSuccess) {                                                   \
+#define CK(x)                                                                              \
+  do {                                                                                     \
+    cudaError_t e_ = (x);                                                                  \
+    if (e_ != cudaSuccess) {                                                               \
       std::printf("CUDA error %s at %s:%d\n", cudaGetErrorString(e_), __FILE__, __LINE__); \
-      std::exit(1);                                                            \
-    }                                                                          \
+      std::exit(1);                                                                        \
+    }                                                                                      \
   } while (0)
 
 __device__ __forceinline__ void store4(double* q, std::int64_t ldq, std::int64_t m, int n,
@@ -115,8 +114,8 @@ __device__ __forceinline__ int xp_at(int b, int k, int c) {
 }
 
 template <int Threads>
-__device__ __forceinline__ void load_x_packed(const double* x, std::int64_t ldx, int n,
-                                              double* xs, int* band_end) {
+__device__ __forceinline__ void load_x_packed(const double* x, std::int64_t ldx, int n, double* xs,
+                                              int* band_end) {
   const int tid = threadIdx.x;
   if (tid < 4) band_end[tid] = 0;
   for (int b = 0; b < 4; ++b) {
@@ -274,8 +273,8 @@ float time_ms(F f) {
 }
 
 template <auto K, class S>
-void launch(const double* a, std::int64_t lda, std::int64_t m, int n, const double* x,
-            double* q, std::int64_t ldq, int sms) {
+void launch(const double* a, std::int64_t lda, std::int64_t m, int n, const double* x, double* q,
+            std::int64_t ldq, int sms) {
   CK(cudaFuncSetAttribute(K, cudaFuncAttributeMaxDynamicSharedMemorySize, int(S::kSmem)));
   const std::int64_t chunks = (m + S::kRows - 1) / S::kRows;
   const bool vec_ok = reinterpret_cast<std::uintptr_t>(a) % 16 == 0 && lda % 2 == 0;
@@ -292,7 +291,8 @@ double max_rel(const double* d, const double* ref, std::int64_t ld, std::int64_t
   for (int c = 0; c < n; ++c)
     for (std::int64_t r = 0; r < m; ++r) {
       const double v = h1[r + c * ld], w = h2[r + c * ld];
-      if (!(std::abs(v - w) <= dm_)) dm_ = std::isnan(v) ? INFINITY : std::max(dm_, std::abs(v - w));
+      if (!(std::abs(v - w) <= dm_))
+        dm_ = std::isnan(v) ? INFINITY : std::max(dm_, std::abs(v - w));
       rm = std::max(rm, std::abs(w));
     }
   return dm_ / rm;
@@ -307,8 +307,12 @@ int main() {
   cudaEventCreate(&e1);
   cublasHandle_t h;
   cublasCreate(&h);
-  struct Case { std::int64_t m; int n; };
-  const Case cases[] = {{1 << 20, 128}, {(1 << 20) + 37, 128}, {(1 << 20) + 1, 100}, {1 << 22, 128}};
+  struct Case {
+    std::int64_t m;
+    int n;
+  };
+  const Case cases[] = {
+      {1 << 20, 128}, {(1 << 20) + 37, 128}, {(1 << 20) + 1, 100}, {1 << 22, 128}};
   for (const Case& cs : cases) {
     const std::int64_t m = cs.m, ld = m;  // odd m: odd ld, the 8-byte path
     const int n = cs.n;
@@ -320,15 +324,16 @@ int main() {
     fill_kernel<<<1024, 256>>>(a, ld * n, 7u);
     std::vector<double> hx(128 * 128, 0.0);
     for (int c = 0; c < n; ++c)
-      for (int k = 0; k <= c; ++k) hx[k + c * 128] = (k == c ? 1.5 : 0.0) + ((k * 37 + c * 11) % 17 - 8) / 64.0;
+      for (int k = 0; k <= c; ++k)
+        hx[k + c * 128] = (k == c ? 1.5 : 0.0) + ((k * 37 + c * 11) % 17 - 8) / 64.0;
     CK(cudaMemcpy(x, hx.data(), hx.size() * 8, cudaMemcpyHostToDevice));
     const double one = 1, zero = 0;
     auto gemm = [&] {
       cublasDgemm_64(h, CUBLAS_OP_N, CUBLAS_OP_N, m, n, n, &one, a, ld, x, 128, &zero, ref, ld);
     };
     auto trmm = [&] {
-      cublasDtrmm_64(h, CUBLAS_SIDE_RIGHT, CUBLAS_FILL_MODE_UPPER, CUBLAS_OP_N, CUBLAS_DIAG_NON_UNIT,
-                     m, n, &one, x, 128, a, ld, q, ld);
+      cublasDtrmm_64(h, CUBLAS_SIDE_RIGHT, CUBLAS_FILL_MODE_UPPER, CUBLAS_OP_N,
+                     CUBLAS_DIAG_NON_UNIT, m, n, &one, x, 128, a, ld, q, ld);
     };
     auto copy = [&] { cudaMemcpyAsync(q, a, sizeof(double) * ld * n, cudaMemcpyDeviceToDevice); };
     const double tri = double(m) * n * (n + 1);  // flops of the triangle
@@ -337,7 +342,8 @@ int main() {
     std::printf("  %-28s %8.3f ms (read + write %.0f GB/s)\n", "copy", tc,
                 2.0 * 8 * double(ld) * n / tc / 1e6);
     const float tg = time_ms(gemm);
-    std::printf("  %-28s %8.3f ms %6.1f TFLOP/s (triangle)\n", "cublasDgemm (full X)", tg, tri / tg / 1e9);
+    std::printf("  %-28s %8.3f ms %6.1f TFLOP/s (triangle)\n", "cublasDgemm (full X)", tg,
+                tri / tg / 1e9);
     const float tt = time_ms(trmm);
     std::printf("  %-28s %8.3f ms %6.1f TFLOP/s  err %.2e\n", "cublasDtrmm", tt, tri / tt / 1e9,
                 max_rel(q, ref, ld, m, n));
@@ -351,9 +357,12 @@ int main() {
       return ms;
     };
     report("old (32 rows, 3 stages)", [&] { launch<old_kernel, Old>(a, ld, m, n, x, q, ld, sms); });
-    report("new 2 stages, prefetch", [&] { launch<new_kernel<2, true>, New<2>>(a, ld, m, n, x, q, ld, sms); });
-    report("streaming only (no mma)", [&] { launch<new_kernel<2, true, true>, New<2>>(a, ld, m, n, x, q, ld, sms); });
-    report("new 2 stages, no prefetch", [&] { launch<new_kernel<2, false>, New<2>>(a, ld, m, n, x, q, ld, sms); });
+    report("new 2 stages, prefetch",
+           [&] { launch<new_kernel<2, true>, New<2>>(a, ld, m, n, x, q, ld, sms); });
+    report("streaming only (no mma)",
+           [&] { launch<new_kernel<2, true, true>, New<2>>(a, ld, m, n, x, q, ld, sms); });
+    report("new 2 stages, no prefetch",
+           [&] { launch<new_kernel<2, false>, New<2>>(a, ld, m, n, x, q, ld, sms); });
     // In place, once (not timed): q := q X must equal ref.
     CK(cudaMemcpy(q, a, sizeof(double) * ld * n, cudaMemcpyDeviceToDevice));
     launch<new_kernel<2, true>, New<2>>(q, ld, m, n, x, q, ld, sms);
