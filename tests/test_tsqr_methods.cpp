@@ -369,6 +369,94 @@ TEST_P(TsqrMethods, GeqrfByCholeskyPanels) {
   }));
 }
 
+// The block's second panel's T merge by the identity (detail::identity_merge_wanted; the
+// driver's comment derives it): forced on, geqrf_cholesky_panels gives the same R and tau as
+// with the direct product V1^T V2 (forced off) to a few units of LAPACK's bound, stays within
+// LAPACK's bounds, and its backward error is within 1.25x of the direct merge's. The merge is
+// made where its bounds allow (zero-mean random columns: blocks of two and three panels, a
+// partial second panel, mildly graded columns) and declined where they do not: columns with
+// a common mean (shifts 0.3 and 1.0: measured without the bounds, 1.14x and 6.7x the direct
+// merge's backward error) and kappa = 1e10 spread over every panel. A wrong sign or factor in
+// any of its steps changes the trailing columns' R by O(||A||).
+TEST_P(TsqrMethods, GeqrfPanelsMergeByIdentity) {
+  struct ModeReset {
+    ~ModeReset() { detail::identity_merge_mode(-1); }
+  } reset;
+  GPUQR_FOR_PRECISION(([&]<class T>() {
+    struct Case {
+      std::int64_t m, n, nb, outer;
+      MatrixKind kind;
+      double shift;  // added to every entry (a common mean, which the first panel takes)
+      double grade;  // then column j scaled by 10^(-grade j / n)
+      int merges;    // 1: must take the identity at least once; 0: must not; -1: either
+    };
+    const Case cases[] = {{3000, 200, 64, 128, MatrixKind::random, 0.0, 0.0, 1},
+                          {2000, 150, 32, 96, MatrixKind::random, 0.0, 0.0, 1},
+                          {2400, 136, 64, 128, MatrixKind::random, 0.0, 1.5, 1},
+                          {2401, 136, 64, 128, MatrixKind::random, 0.0, 3.0, -1},
+                          {2500, 136, 64, 128, MatrixKind::random, 0.3, 0.0, 0},
+                          {2503, 136, 64, 128, MatrixKind::random, 1.0, 0.0, 0},
+                          {1800, 100, 32, 64, MatrixKind::graded, 0.0, 0.0, -1},
+                          {2200, 128, 32, 64, MatrixKind::ill_conditioned, 0.0, 0.0, 0}};
+    std::uint64_t seed = 7100;
+    for (const Case& c : cases) {
+      SCOPED_TRACE(std::to_string(c.m) + "x" + std::to_string(c.n) + " nb " +
+                   std::to_string(c.nb) + " outer " + std::to_string(c.outer) + " " +
+                   to_string(c.kind) + " shift " + std::to_string(c.shift) + " grade " +
+                   std::to_string(c.grade));
+      Matrix<T> a = make_matrix<T>(c.kind, c.m, c.n, seed++, 1e10);
+      for (std::int64_t j = 0; j < c.n; ++j) {
+        const T scale = T(std::pow(10.0, -c.grade * double(j) / double(c.n)));
+        for (std::int64_t i = 0; i < c.m; ++i) a(i, j) = (a(i, j) + T(c.shift)) * scale;
+      }
+      Matrix<T> out[2], taus[2];
+      std::int64_t merged[2] = {0, 0};
+      double backward[2] = {0, 0};
+      for (int mode : {0, 1}) {
+        detail::identity_merge_mode(mode);
+        out[mode] = to_ctx<T>(ctx(), a.view());
+        taus[mode] = Matrix<T>(c.n, 1, out[mode].space(), out[mode].device());
+        std::string reason;
+        const std::int64_t before = detail::identity_merge_count();
+        detail::geqrf_cholesky_panels<T>(
+            ctx(), out[mode].view(),
+            VectorView<T>(taus[mode].data(), c.n, out[mode].space(), out[mode].device()), c.nb,
+            c.outer, &reason);
+        merged[mode] = detail::identity_merge_count() - before;
+        const Matrix<T> qh = check_geqrf_form<T>(
+            ctx(), a, out[mode], taus[mode],
+            mode == 1 ? "panels, identity merge" : "panels, direct merge");
+        const Matrix<T> fh = to_host(ctx(), out[mode]);
+        Matrix<T> rh(c.n, c.n);
+        for (std::int64_t jj = 0; jj < c.n; ++jj)
+          for (std::int64_t ii = 0; ii < c.n; ++ii) rh(ii, jj) = ii <= jj ? fh(ii, jj) : T(0);
+        backward[mode] = accuracy::qr_backward_error<T>(a.view(), qh.view(), rh.view());
+      }
+      // Where the bounds let it merge, no worse than the direct merge (measured without the
+      // bounds: up to 6.7x worse at a shift of 1.0).
+      EXPECT_LE(backward[1], 1.25 * backward[0] + 1e-4);
+      EXPECT_EQ(merged[0], 0);
+      if (c.merges == 1) EXPECT_GT(merged[1], 0);
+      if (c.merges == 0) EXPECT_EQ(merged[1], 0);
+      const Matrix<T> f0 = to_host(ctx(), out[0]), f1 = to_host(ctx(), out[1]);
+      const Matrix<T> t0 = to_host(ctx(), taus[0]), t1 = to_host(ctx(), taus[1]);
+      double r_diff = 0, tau_diff = 0;
+      for (std::int64_t j = 0; j < c.n; ++j) {
+        tau_diff = std::max(tau_diff, std::abs(double(t0(j, 0)) - double(t1(j, 0))));
+        for (std::int64_t i = 0; i <= j; ++i)
+          r_diff = std::max(r_diff, std::abs(double(f0(i, j)) - double(f1(i, j))));
+      }
+      if (c.kind == MatrixKind::ill_conditioned) continue;  // R's trailing rows are noise
+      const double kappa = c.kind == MatrixKind::graded ? 1e3 : 10.0;
+      const double scale = accuracy::norm1<T>(a.view()) * c.m * accuracy::eps<T>() * kappa;
+      EXPECT_LT(track("identity merge R - direct merge R", r_diff / scale), kLapackBound);
+      EXPECT_LT(track("identity merge tau - direct merge tau",
+                      tau_diff / (c.m * accuracy::eps<T>() * kappa)),
+                kLapackBound);
+    }
+  }));
+}
+
 // The tall-skinny entry points take that route where cholesky_panels_preferred says so
 // (CUDA, n > 128, m >= 16 n; GPUQR_CHOLQR_PANELS=0/1 overrides): geqrf's form, TallSkinnyQR's
 // Householder branch and the explicit Q by Householder QR report how many panels CholeskyQR

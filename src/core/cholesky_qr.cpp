@@ -212,6 +212,10 @@ CholeskyQrOutcome cholesky_qr(const Context& ctx, MatrixView<const T> a, MatrixV
                                 : "at column " + std::to_string(col - 1));
       if (!keep_rejected) return outcome;
     }
+    if (s == 0) {
+      outcome.first_trace = x[kStatusTrace];
+      outcome.first_inverse_norm = x[kStatusInverseNorm];
+    }
     const double norm_r = std::sqrt(x[kStatusTrace] + double(n) * x[kStatusShift]);
     const double kappa_f = norm_r * x[kStatusInverseNorm];
     const double ratio = x[kStatusMinDiag] > 0 ? x[kStatusMaxDiag] / x[kStatusMinDiag]

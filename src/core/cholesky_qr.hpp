@@ -52,6 +52,9 @@ struct CholeskyQrOutcome {
   bool single_pass = false;
   /// True when the first Gram matrix was computed in reduced precision (low_first).
   bool low_first = false;
+  /// Step 1's trace(G) = ||A||_F^2 and ||R_1^{-1}||_F (-1 when step 1 was not reached).
+  double first_trace = -1;
+  double first_inverse_norm = -1;
 };
 
 /// The largest ||W^T W - I||_F accepted for the last CholeskyQR step's input W: then

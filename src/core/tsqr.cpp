@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <cstdlib>
 #include <string>
 #include <vector>
@@ -20,6 +21,7 @@
 #include "src/core/qrf_ah.hpp"
 #include "src/core/tsqr_drivers.hpp"
 #include "src/core/tsqr_tree.hpp"
+#include "src/core/update_kernels.hpp"
 
 namespace gpuqr {
 
@@ -165,10 +167,12 @@ namespace {
 /// then nothing was written, and info.fallback_reason says why.
 /// `unchecked`: the routine whose NaN/Inf check of `a` was deferred to here (see
 /// check_tall_skinny), or null; the first attempt's first Gram matrix settles it.
+/// `accepted` (optional) receives the accepted attempt's outcome.
 template <class T>
 bool try_cholesky(const Context& ctx, MatrixView<const T> a, MatrixView<T> q,
                   const TsqrOptions& options, TsqrBuffers<T>& buf, TsqrInfo& info,
-                  bool* implicit = nullptr, const char* unchecked = nullptr) {
+                  bool* implicit = nullptr, const char* unchecked = nullptr,
+                  CholeskyQrOutcome* accepted = nullptr) {
   const bool keep = is_cholesky(options.method) && !options.fallback;
   for (TsqrMethod method : cholesky_attempts(options, a.rows(), a.cols())) {
     const bool shifted = method == TsqrMethod::shifted_cholesky_qr3;
@@ -201,6 +205,7 @@ bool try_cholesky(const Context& ctx, MatrixView<const T> a, MatrixView<T> q,
     }
     if (out.condition_estimate > 0) info.condition_estimate = out.condition_estimate;
     if (out.ok || keep) {
+      if (accepted != nullptr) *accepted = out;
       info.method = method;
       info.orthogonality_certificate = out.last_offset;
       info.mixed_precision = out.low_first;
@@ -337,6 +342,27 @@ bool cholesky_panels_preferred(const Context& ctx, std::int64_t m, std::int64_t 
   return ctx.is_cuda() && shape_ok;
 }
 
+namespace {
+std::atomic<int> merge_override{-1};  // identity_merge_mode()
+std::atomic<std::int64_t> merges_by_identity{0};
+}  // namespace
+
+bool identity_merge_wanted(int elem_bytes) {
+  const int mode = merge_override.load();
+  if (mode >= 0) return mode == 1;
+  const int forced = env_switch("GPUQR_MERGE_IDENTITY");  // measurements
+  if (forced >= 0) return forced == 1;
+  // FP64: the product V1^T V2 over the rows is a DGEMM of 2 m b^2 flops per block (0.8 ms at
+  // m = 2^20, 3.1 ms at 2^22 on the H200, session 26). FP32 keeps larfb for the in-block
+  // update, whose products run on the TF32 tensor cores there (larfb_tf32.cu), where the
+  // identity's three separate products would be SGEMMs.
+  return elem_bytes == 8;
+}
+
+void identity_merge_mode(int mode) { merge_override.store(mode); }
+
+std::int64_t identity_merge_count() { return merges_by_identity.load(); }
+
 template <class T>
 std::int64_t geqrf_cholesky_panels(const Context& ctx, MatrixView<T> a, VectorView<T> tau,
                                    std::int64_t nb, std::int64_t outer,
@@ -358,9 +384,14 @@ std::int64_t geqrf_cholesky_panels(const Context& ctx, MatrixView<T> a, VectorVi
   // lane builds block p + 1's.
   const auto round = [](std::int64_t e) { return (e + 31) / 32 * 32; };
   const std::int64_t sq = round(outer * outer);
-  enum Piece { kWMain, kTopMain, kG, kX, kWSide, kSave, kTopSide, kT0, kT1, kPieces };
+  // The identity merge (main lane, nb x nb or nb x outer each): S = T1^T W of the in-block
+  // update, -V1_b^T P, and one more piece of scratch.
+  enum Piece { kWMain, kTopMain, kG, kX, kS, kB, kE, kWSide, kSave, kTopSide, kT0, kT1, kPieces };
   const std::int64_t sizes[kPieces] = {sq,
                                        sq,
+                                       round(outer * nb),
+                                       round(outer * nb),
+                                       round(outer * nb),
                                        round(outer * nb),
                                        round(outer * nb),
                                        round(outer * std::max<std::int64_t>(n, 1)),
@@ -426,19 +457,40 @@ std::int64_t geqrf_cholesky_panels(const Context& ctx, MatrixView<T> a, VectorVi
     update(mid, n);
     GPUQR_DISPATCH_ON(ctx, side, copy, MatrixView<const T>(save), a.block(j, j, width, width));
   };
+  // The block's second panel's T12 = -T1 (V1^T V2) T2 by the identity (identity_merge_wanted),
+  // with V1 the first panel's reflectors, C its b columns before the in-block update, C' after,
+  // R12 = C'(top b rows), P = C'(the rows below: the second panel's input), V1 = [V1_t; V1_b]:
+  //   (I - V1 T1 V1^T) is orthogonal, so T1^{-1} + T1^{-T} = V1^T V1, and with S = T1^T V1^T C
+  //   (the in-block update's own product) V1^T C' = V1^T C - V1^T V1 S = -T1^{-1} S, so
+  //   B = V1_b^T P = -T1^{-1} S - V1_t^T R12 (b x b work at the first panel);
+  //   the second panel's Q = P R_1^{-1} R_2^{-1} (CholeskyQR2) and orhr_col's V2 = (Q - [D; 0])
+  //   U^{-1}, T2 = -U D L2^{-T} (D its signs, L2 its unit lower top), so U^{-1} = -D L2^{-T}
+  //   T2^{-1} and T12 = T1 (V1_b^T Q D - V1_b(top b rows)^T) L2^{-T}, V1_b^T Q = B R_1^{-1} R_2^{-1}.
+  // Only products of b x b matrices, instead of V1_b^T V2 over the rows. V1^T C' has the
+  // absolute error of V1^T C (of order u ||V1|| ||C||) and R_1^{-1} multiplies it, where the
+  // direct product errs by u ||V1|| ||W|| (W = P R_1^{-1}, ||W||_F ~ sqrt(b)); and B is the
+  // difference of two terms of size ||C||. So the merge is taken only where ||R12||_F <=
+  // kIdentityMergeRho ||P||_F (C is mostly P) and ||P||_F ||R_1^{-1}||_F / b <=
+  // kIdentityMergeGamma (P well conditioned), with ||R12||_F read back after the in-block
+  // update and ||P||_F^2 = trace(P^T P), ||R_1^{-1}||_F from CholeskyQR's status; and only
+  // after CholeskyQR2 (two plain steps).
+  const bool identity_on = identity_merge_wanted(static_cast<int>(sizeof(T)));
   std::int64_t done = 0;
   int parity = 0;
   for (std::int64_t j = 0; j < k; j += outer, parity ^= 1) {
     const std::int64_t jb = std::min(outer, k - j), h = m - j;
     const MatrixView<T> tt = view(parity != 0 ? kT1 : kT0, outer, outer);
     if (jb > nb) GPUQR_DISPATCH_ON(ctx, main, fill, tt.block(0, 0, jb, jb), T(0));
+    bool have_b = false;     // -B = -V1_b^T P of this block in kB
+    double r12_norm2 = 0.0;  // ||R12||_F^2
     for (std::int64_t i = 0; i < jb; i += nb) {
       const std::int64_t ib = std::min(nb, jb - i);
       MatrixView<T> panel = a.block(j + i, j + i, h - i, ib);
       TsqrBuffers<T> buf;
       TsqrInfo tried;
+      CholeskyQrOutcome accepted;
       if (!try_cholesky<T>(ctx, MatrixView<const T>(panel), MatrixView<T>(), TsqrOptions{}, buf,
-                           tried)) {
+                           tried, nullptr, nullptr, &accepted)) {
         // Nothing of the panel was written: the block's finished panels go to the columns
         // after the block, then this panel and everything after it by Householder panels.
         if (fallback_reason != nullptr) {
@@ -461,7 +513,42 @@ std::int64_t geqrf_cholesky_panels(const Context& ctx, MatrixView<T> a, VectorVi
                      buf.work);
       GPUQR_DISPATCH(ctx, copy, MatrixView<const T>(buf.t), tt.block(i, i, ib, ib));
       if (i > 0 || i + ib < jb) explicit_top(main, j + i, j + i, ib, view(kTopMain, ib, ib));
-      if (i > 0) {
+      bool identity = have_b && i == nb && tried.method == TsqrMethod::cholesky_qr2 &&
+                      !accepted.single_pass && accepted.first_trace >= 0 &&
+                      accepted.first_inverse_norm > 0;
+      if (identity) {
+        const double p_norm = std::sqrt(accepted.first_trace);
+        const double rho = std::sqrt(r12_norm2) / p_norm;
+        const double gamma = p_norm * accepted.first_inverse_norm / double(ib);
+        identity = std::isfinite(rho) && std::isfinite(gamma) && rho <= kIdentityMergeRho &&
+                   gamma <= kIdentityMergeGamma;
+      }
+      if (identity) {
+        // Transposed: Y = (V1_b^T Q)^T = -X^T (-B)^T with X = R_1^{-1} R_2^{-1}, then
+        // Mt = L2^{-1} (V1_b(top b rows) - D Y) = -(the bracket above, times L2^{-T})^T, and
+        // T12 = -T1 Mt^T (tt's block was zeroed with the block).
+        const MatrixView<const T> bneg(view(kB, i, ib));
+        MatrixView<T> x = view(kE, ib, ib), y = view(kG, ib, i), dm = view(kS, ib, ib),
+                      mt = view(kX, ib, i);
+        GPUQR_DISPATCH(ctx, multiply, Op::no_trans, MatrixView<const T>(buf.rinv[0]),
+                       MatrixView<const T>(buf.q_right), x);
+        GPUQR_DISPATCH(ctx, fill, y, T(0));
+        GPUQR_DISPATCH(ctx, multiply_add, Op::trans, Op::trans, T(-1), MatrixView<const T>(x),
+                       bneg, y);
+        GPUQR_DISPATCH(ctx, fill, dm, T(0));
+        GPUQR_DISPATCH(ctx, copy,
+                       MatrixView<const T>(buf.d.data(), 1, ib, 1, buf.d.space(), buf.d.device()),
+                       MatrixView<T>(dm.data(), 1, ib, dm.ld() + 1, dm.space(), dm.device()));
+        GPUQR_DISPATCH(ctx, copy, MatrixView<const T>(a.block(j + i, j, ib, i)), mt);
+        GPUQR_DISPATCH(ctx, multiply_add, Op::no_trans, Op::no_trans, T(-1),
+                       MatrixView<const T>(dm), MatrixView<const T>(y), mt);
+        GPUQR_DISPATCH(ctx, trsm, Uplo::lower, Op::no_trans, Diag::unit,
+                       MatrixView<const T>(a.block(j + i, j + i, ib, ib)), mt);
+        GPUQR_DISPATCH(ctx, multiply_add, Op::no_trans, Op::trans, T(-1),
+                       MatrixView<const T>(tt.block(0, 0, i, i)), MatrixView<const T>(mt),
+                       tt.block(0, i, i, ib));
+        merges_by_identity.fetch_add(1);
+      } else if (i > 0) {
         // T's block beside it: -T_prev (V_prev^T V_i) T_i, V_i zero above its rows.
         MatrixView<T> g = view(kG, i, ib), x = view(kX, i, ib);
         GPUQR_DISPATCH(ctx, multiply, Op::trans, MatrixView<const T>(a.block(j + i, j, h - i, i)),
@@ -471,7 +558,31 @@ std::int64_t geqrf_cholesky_panels(const Context& ctx, MatrixView<T> a, VectorVi
         GPUQR_DISPATCH(ctx, multiply, Op::no_trans, MatrixView<const T>(x),
                        MatrixView<const T>(buf.t), tt.block(0, i, i, ib), -1.0);
       }
-      if (i + ib < jb) {
+      if (i + ib < jb && identity_on && i == 0) {
+        // larfb's three products by hand, keeping S = T1^T (V1^T C) for the next panel's merge.
+        const MatrixView<const T> v1(panel);
+        const std::int64_t rest = jb - ib, ib2 = std::min(nb, rest);
+        MatrixView<T> c = a.block(j, j + ib, h, rest);
+        MatrixView<T> w = view(kWMain, ib, rest), st = view(kS, ib, rest);
+        GPUQR_DISPATCH(ctx, multiply, Op::trans, v1, MatrixView<const T>(c), w);
+        GPUQR_DISPATCH(ctx, multiply, Op::trans, MatrixView<const T>(buf.t),
+                       MatrixView<const T>(w), st);
+        GPUQR_DISPATCH(ctx, multiply_add, Op::no_trans, Op::no_trans, T(-1), v1,
+                       MatrixView<const T>(st), c);
+        // -B = T1^{-1} S + V1_t^T R12 over the second panel's columns.
+        MatrixView<T> bneg = view(kB, ib, ib2);
+        const MatrixView<const T> r12(a.block(j, j + ib, ib, ib2));
+        GPUQR_DISPATCH(ctx, copy, MatrixView<const T>(st.block(0, 0, ib, ib2)), bneg);
+        GPUQR_DISPATCH(ctx, trsm, Uplo::upper, Op::no_trans, Diag::non_unit,
+                       MatrixView<const T>(buf.t), bneg);
+        GPUQR_DISPATCH(ctx, multiply_add, Op::trans, Op::no_trans, T(1),
+                       MatrixView<const T>(a.block(j, j, ib, ib)), r12, bneg);
+        // ||R12||_F for the merge's bound (synchronizes the main lane: the second panel's
+        // CholeskyQR waits for its own status right after anyway).
+        r12_norm2 = 0.0;
+        for (double v : GPUQR_DISPATCH(ctx, column_norms, r12)) r12_norm2 += v * v;
+        have_b = true;
+      } else if (i + ib < jb) {
         GPUQR_DISPATCH(ctx, larfb, Side::left, Op::trans, MatrixView<const T>(panel),
                        MatrixView<const T>(buf.t), a.block(j + i, j + i + ib, h - i, jb - i - ib),
                        view(kWMain, ib, jb - i - ib));
