@@ -288,13 +288,18 @@ TEST_P(TsqrMethods, GeqrfFormWorksWithOrgqrAndOrmqr) {
 // (outer = 2 nb: the block's first panel is applied to the columns after the block first).
 // Blocks of several panels merge the panels' T. On CUDA all of it again with larfb's FP32
 // products forced onto the tensor cores (3xTF32, src/cuda/larfb_tf32.cu): the same bounds,
-// and the path must be taken (FP32, aligned storage) or left alone (FP64).
+// and the path must be taken (FP32, aligned storage) or left alone (FP64). Each with the
+// panels' CholeskyQR2 plain and lean (single-pass, TF32 first Gram matrix:
+// GPUQR_CHOLQR_PANEL_LEAN).
 TEST_P(TsqrMethods, GeqrfByCholeskyPanels) {
   struct ModeReset {
     ~ModeReset() { kernels::cuda::larfb_tf32_mode(-1); }
   } reset;
   GPUQR_FOR_PRECISION(([&]<class T>() {
-    for (int tf32 : ctx().is_cuda() ? std::vector<int>{-1, 1} : std::vector<int>{-1}) {
+    for (int tf32 : ctx().is_cuda() ? std::vector<int>{-1, 1} : std::vector<int>{-1})
+    for (const char* lean : {"0", "1"}) {
+      // The panels' CholeskyQR2 plain, and single-pass with a TF32 first Gram matrix.
+      const EnvKnob lean_knob("GPUQR_CHOLQR_PANEL_LEAN", lean);
       kernels::cuda::larfb_tf32_mode(tf32);
       struct Case {
         std::int64_t m, n, nb, outer;
@@ -314,7 +319,7 @@ TEST_P(TsqrMethods, GeqrfByCholeskyPanels) {
         SCOPED_TRACE(std::to_string(c.m) + "x" + std::to_string(c.n) + " nb " +
                      std::to_string(c.nb) + " outer " + std::to_string(c.outer) + " " +
                      to_string(c.kind) + (c.zero_column ? " zero column" : "") +
-                     (tf32 == 1 ? " larfb 3xTF32" : ""));
+                     (tf32 == 1 ? " larfb 3xTF32" : "") + " lean " + lean);
         Matrix<T> a = make_matrix<T>(c.kind, c.m, c.n, seed++, 1e4);
         const std::int64_t zero_at = c.nb + 3;
         if (c.zero_column)

@@ -167,12 +167,13 @@ namespace {
 /// then nothing was written, and info.fallback_reason says why.
 /// `unchecked`: the routine whose NaN/Inf check of `a` was deferred to here (see
 /// check_tall_skinny), or null; the first attempt's first Gram matrix settles it.
-/// `accepted` (optional) receives the accepted attempt's outcome.
+/// `accepted` (optional) receives the accepted attempt's outcome; `low_first` asks for the
+/// mixed-precision first attempt whatever low_gram_first says.
 template <class T>
 bool try_cholesky(const Context& ctx, MatrixView<const T> a, MatrixView<T> q,
                   const TsqrOptions& options, TsqrBuffers<T>& buf, TsqrInfo& info,
                   bool* implicit = nullptr, const char* unchecked = nullptr,
-                  CholeskyQrOutcome* accepted = nullptr) {
+                  CholeskyQrOutcome* accepted = nullptr, bool low_first = false) {
   const bool keep = is_cholesky(options.method) && !options.fallback;
   for (TsqrMethod method : cholesky_attempts(options, a.rows(), a.cols())) {
     const bool shifted = method == TsqrMethod::shifted_cholesky_qr3;
@@ -191,7 +192,7 @@ bool try_cholesky(const Context& ctx, MatrixView<const T> a, MatrixView<T> q,
     const MatrixView<T> q_out = implicit != nullptr ? MatrixView<T>() : q;
     const bool single_pass_ok = implicit != nullptr || q_streamed;
     CholeskyQrOutcome out;
-    if (!shifted && low_gram_first<T>(ctx, a.rows(), a.cols())) {
+    if (!shifted && (low_first || low_gram_first<T>(ctx, a.rows(), a.cols()))) {
       // Mixed precision first (the first Gram matrix a TF32 preconditioner); where its
       // certificate fails (an ill-conditioned A: the perturbation grows as kappa^2), nothing
       // was written and the same method runs again in full precision.
@@ -361,6 +362,17 @@ bool identity_merge_wanted(int elem_bytes) {
 
 void identity_merge_mode(int mode) { merge_override.store(mode); }
 
+bool panel_option_wanted(const char* name, int elem_bytes) {
+  const int own = env_switch(name);
+  if (own >= 0) return own == 1;
+  const int lean = env_switch("GPUQR_CHOLQR_PANEL_LEAN");
+  if (lean >= 0) return lean == 1;
+  // Session 26 (H200, run 5, FP64 geqrf's form x 1024): both on against both off, ms: 2^20
+  // rows 66.3 against 68.2-68.3, 2^22 257.9 against 268.5-270.1 (at the power cap there, where
+  // the W pass that the single-pass form skips and the FP64 Gram matrix's DMMA cost power).
+  return elem_bytes == 8;
+}
+
 std::int64_t identity_merge_count() { return merges_by_identity.load(); }
 
 template <class T>
@@ -473,8 +485,12 @@ std::int64_t geqrf_cholesky_panels(const Context& ctx, MatrixView<T> a, VectorVi
   // kIdentityMergeRho ||P||_F (C is mostly P) and ||P||_F ||R_1^{-1}||_F / b <=
   // kIdentityMergeGamma (P well conditioned), with ||R12||_F read back after the in-block
   // update and ||P||_F^2 = trace(P^T P), ||R_1^{-1}||_F from CholeskyQR's status; and only
-  // after CholeskyQR2 (two plain steps).
+  // after CholeskyQR2 (two plain steps, or the single-pass form).
   const bool identity_on = identity_merge_wanted(static_cast<int>(sizeof(T)));
+  const bool panel_single_pass =
+      panel_option_wanted("GPUQR_CHOLQR_PANEL_SINGLE_PASS", static_cast<int>(sizeof(T)));
+  const bool panel_low_gram =
+      panel_option_wanted("GPUQR_CHOLQR_PANEL_LOW_GRAM", static_cast<int>(sizeof(T)));
   std::int64_t done = 0;
   int parity = 0;
   for (std::int64_t j = 0; j < k; j += outer, parity ^= 1) {
@@ -489,8 +505,13 @@ std::int64_t geqrf_cholesky_panels(const Context& ctx, MatrixView<T> a, VectorVi
       TsqrBuffers<T> buf;
       TsqrInfo tried;
       CholeskyQrOutcome accepted;
+      // The panel's CholeskyQR2 in single-pass form where R_1 allows it (W = P R_1^{-1} never
+      // stored: orhr_col_of_product reads the panel itself and writes V over it) and with its
+      // first Gram matrix in TF32 (panel_option_wanted).
+      bool single = false;
       if (!try_cholesky<T>(ctx, MatrixView<const T>(panel), MatrixView<T>(), TsqrOptions{}, buf,
-                           tried, nullptr, nullptr, &accepted)) {
+                           tried, panel_single_pass ? &single : nullptr, nullptr, &accepted,
+                           panel_low_gram)) {
         // Nothing of the panel was written: the block's finished panels go to the columns
         // after the block, then this panel and everything after it by Householder panels.
         if (fallback_reason != nullptr) {
@@ -514,8 +535,7 @@ std::int64_t geqrf_cholesky_panels(const Context& ctx, MatrixView<T> a, VectorVi
       GPUQR_DISPATCH(ctx, copy, MatrixView<const T>(buf.t), tt.block(i, i, ib, ib));
       if (i > 0 || i + ib < jb) explicit_top(main, j + i, j + i, ib, view(kTopMain, ib, ib));
       bool identity = have_b && i == nb && tried.method == TsqrMethod::cholesky_qr2 &&
-                      !accepted.single_pass && accepted.first_trace >= 0 &&
-                      accepted.first_inverse_norm > 0;
+                      accepted.first_trace >= 0 && accepted.first_inverse_norm > 0;
       if (identity) {
         const double p_norm = std::sqrt(accepted.first_trace);
         const double rho = std::sqrt(r12_norm2) / p_norm;
@@ -530,8 +550,12 @@ std::int64_t geqrf_cholesky_panels(const Context& ctx, MatrixView<T> a, VectorVi
         const MatrixView<const T> bneg(view(kB, i, ib));
         MatrixView<T> x = view(kE, ib, ib), y = view(kG, ib, i), dm = view(kS, ib, ib),
                       mt = view(kX, ib, i);
-        GPUQR_DISPATCH(ctx, multiply, Op::no_trans, MatrixView<const T>(buf.rinv[0]),
-                       MatrixView<const T>(buf.q_right), x);
+        if (accepted.single_pass) {  // Q = P X with X = q_right already
+          GPUQR_DISPATCH(ctx, copy, MatrixView<const T>(buf.q_right), x);
+        } else {  // Q = W q_right, W = P R_1^{-1}
+          GPUQR_DISPATCH(ctx, multiply, Op::no_trans, MatrixView<const T>(buf.rinv[0]),
+                         MatrixView<const T>(buf.q_right), x);
+        }
         GPUQR_DISPATCH(ctx, fill, y, T(0));
         GPUQR_DISPATCH(ctx, multiply_add, Op::trans, Op::trans, T(-1), MatrixView<const T>(x),
                        bneg, y);

@@ -76,6 +76,11 @@ std::int64_t geqrf_cholesky_panels(const Context& ctx, MatrixView<T> a, VectorVi
 /// identity_merge_mode(0 / 1) forces it off / on (tests, measurements; -1: the rule), as
 /// GPUQR_MERGE_IDENTITY=0/1 does; identity_merge_count() counts the merges it made.
 bool identity_merge_wanted(int elem_bytes);
+/// Whether geqrf_cholesky_panels runs its panels' CholeskyQR2 in single-pass form
+/// (GPUQR_CHOLQR_PANEL_SINGLE_PASS) and with the first Gram matrix in TF32 as a preconditioner
+/// (GPUQR_CHOLQR_PANEL_LOW_GRAM; certified, else redone in full precision): each env switch
+/// 0/1 if set, else GPUQR_CHOLQR_PANEL_LEAN 0/1 for both, else the measured rule (FP64).
+bool panel_option_wanted(const char* name, int elem_bytes);
 void identity_merge_mode(int mode);
 std::int64_t identity_merge_count();
 /// The identity merge's bounds: ||R12||_F <= rho ||P||_F, where P is the second panel (b
