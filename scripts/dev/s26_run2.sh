@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Session 26, second call (H200): where FP64 geqrf's form at 2^22 x 1024 spends its time, at
 # the clocks it runs (ncu --clock-control none, grouped by kernel and grid), against 2^20's
-# (session 25 run 2) to find what grows faster than m; the trailing update's DGEMMs split
-# along their long dimension (scripts/dev/gemm_lt_probe.cu, PROBE_NO_LT) at m = 2^22.
+# (session 25 run 2) to find what grows faster than m. Its first attempt also timed the
+# trailing update's DGEMMs split along their long dimension (PROBE_NO_LT=1
+# .carry-bin/gemm_lt_probe 4194304, scripts/dev/gemm_lt_probe.cu) and skipped the bench
+# (no --copies: it did not fit).
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 out="${OUT:-/tmp/out}"; mkdir -p "$out"

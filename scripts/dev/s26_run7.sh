@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Session 26, seventh call (H200): run 6's A/B there: FP64 geqrf's form with the panels' lean
+# Session 26, seventh, ninth and tenth calls (each asked for an H200; the seventh and ninth
+# got the warm H100): run 6's A/B there: FP64 geqrf's form with the panels' lean
 # CholeskyQR2 (default) and without (GPUQR_CHOLQR_PANEL_LEAN=0), alternated, against cuSOLVER
 # in the same run, at 2^20 and 2^22 rows; FP32 at 2^20 (its path unchanged) for the table.
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh" gpuqr_tsqr_bench
