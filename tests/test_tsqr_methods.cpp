@@ -9,6 +9,7 @@
 #include <limits>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "gpuqr/accuracy.hpp"
@@ -296,9 +297,11 @@ TEST_P(TsqrMethods, GeqrfByCholeskyPanels) {
     ~ModeReset() { kernels::cuda::larfb_tf32_mode(-1); }
   } reset;
   GPUQR_FOR_PRECISION(([&]<class T>() {
-    for (int tf32 : ctx().is_cuda() ? std::vector<int>{-1, 1} : std::vector<int>{-1})
-    for (const char* lean : {"0", "1"}) {
-      // The panels' CholeskyQR2 plain, and single-pass with a TF32 first Gram matrix.
+    // larfb's FP32 products by default and forced onto the tensor cores (CUDA), each with the
+    // panels' CholeskyQR2 plain and lean (single-pass, a TF32 first Gram matrix).
+    std::vector<std::pair<int, const char*>> modes = {{-1, "0"}, {-1, "1"}};
+    if (ctx().is_cuda()) modes.insert(modes.end(), {{1, "0"}, {1, "1"}});
+    for (const auto& [tf32, lean] : modes) {
       const EnvKnob lean_knob("GPUQR_CHOLQR_PANEL_LEAN", lean);
       kernels::cuda::larfb_tf32_mode(tf32);
       struct Case {
@@ -405,10 +408,9 @@ TEST_P(TsqrMethods, GeqrfPanelsMergeByIdentity) {
                           {2200, 128, 32, 64, MatrixKind::ill_conditioned, 0.0, 0.0, 0}};
     std::uint64_t seed = 7100;
     for (const Case& c : cases) {
-      SCOPED_TRACE(std::to_string(c.m) + "x" + std::to_string(c.n) + " nb " +
-                   std::to_string(c.nb) + " outer " + std::to_string(c.outer) + " " +
-                   to_string(c.kind) + " shift " + std::to_string(c.shift) + " grade " +
-                   std::to_string(c.grade));
+      SCOPED_TRACE(std::to_string(c.m) + "x" + std::to_string(c.n) + " nb " + std::to_string(c.nb) +
+                   " outer " + std::to_string(c.outer) + " " + to_string(c.kind) + " shift " +
+                   std::to_string(c.shift) + " grade " + std::to_string(c.grade));
       Matrix<T> a = make_matrix<T>(c.kind, c.m, c.n, seed++, 1e10);
       for (std::int64_t j = 0; j < c.n; ++j) {
         const T scale = T(std::pow(10.0, -c.grade * double(j) / double(c.n)));
@@ -428,9 +430,9 @@ TEST_P(TsqrMethods, GeqrfPanelsMergeByIdentity) {
             VectorView<T>(taus[mode].data(), c.n, out[mode].space(), out[mode].device()), c.nb,
             c.outer, &reason);
         merged[mode] = detail::identity_merge_count() - before;
-        const Matrix<T> qh = check_geqrf_form<T>(
-            ctx(), a, out[mode], taus[mode],
-            mode == 1 ? "panels, identity merge" : "panels, direct merge");
+        const Matrix<T> qh =
+            check_geqrf_form<T>(ctx(), a, out[mode], taus[mode],
+                                mode == 1 ? "panels, identity merge" : "panels, direct merge");
         const Matrix<T> fh = to_host(ctx(), out[mode]);
         Matrix<T> rh(c.n, c.n);
         for (std::int64_t jj = 0; jj < c.n; ++jj)

@@ -477,7 +477,8 @@ std::int64_t geqrf_cholesky_panels(const Context& ctx, MatrixView<T> a, VectorVi
   //   B = V1_b^T P = -T1^{-1} S - V1_t^T R12 (b x b work at the first panel);
   //   the second panel's Q = P R_1^{-1} R_2^{-1} (CholeskyQR2) and orhr_col's V2 = (Q - [D; 0])
   //   U^{-1}, T2 = -U D L2^{-T} (D its signs, L2 its unit lower top), so U^{-1} = -D L2^{-T}
-  //   T2^{-1} and T12 = T1 (V1_b^T Q D - V1_b(top b rows)^T) L2^{-T}, V1_b^T Q = B R_1^{-1} R_2^{-1}.
+  //   T2^{-1} and T12 = T1 (V1_b^T Q D - V1_b(top b rows)^T) L2^{-T}, V1_b^T Q = B R_1^{-1}
+  //   R_2^{-1}.
   // Only products of b x b matrices, instead of V1_b^T V2 over the rows. V1^T C' has the
   // absolute error of V1^T C (of order u ||V1|| ||C||) and R_1^{-1} multiplies it, where the
   // direct product errs by u ||V1|| ||W|| (W = P R_1^{-1}, ||W||_F ~ sqrt(b)); and B is the
@@ -557,8 +558,8 @@ std::int64_t geqrf_cholesky_panels(const Context& ctx, MatrixView<T> a, VectorVi
                          MatrixView<const T>(buf.q_right), x);
         }
         GPUQR_DISPATCH(ctx, fill, y, T(0));
-        GPUQR_DISPATCH(ctx, multiply_add, Op::trans, Op::trans, T(-1), MatrixView<const T>(x),
-                       bneg, y);
+        GPUQR_DISPATCH(ctx, multiply_add, Op::trans, Op::trans, T(-1), MatrixView<const T>(x), bneg,
+                       y);
         GPUQR_DISPATCH(ctx, fill, dm, T(0));
         GPUQR_DISPATCH(ctx, copy,
                        MatrixView<const T>(buf.d.data(), 1, ib, 1, buf.d.space(), buf.d.device()),
@@ -589,8 +590,8 @@ std::int64_t geqrf_cholesky_panels(const Context& ctx, MatrixView<T> a, VectorVi
         MatrixView<T> c = a.block(j, j + ib, h, rest);
         MatrixView<T> w = view(kWMain, ib, rest), st = view(kS, ib, rest);
         GPUQR_DISPATCH(ctx, multiply, Op::trans, v1, MatrixView<const T>(c), w);
-        GPUQR_DISPATCH(ctx, multiply, Op::trans, MatrixView<const T>(buf.t),
-                       MatrixView<const T>(w), st);
+        GPUQR_DISPATCH(ctx, multiply, Op::trans, MatrixView<const T>(buf.t), MatrixView<const T>(w),
+                       st);
         GPUQR_DISPATCH(ctx, multiply_add, Op::no_trans, Op::no_trans, T(-1), v1,
                        MatrixView<const T>(st), c);
         // -B = T1^{-1} S + V1_t^T R12 over the second panel's columns.
