@@ -455,10 +455,12 @@ bool zero_below(const Matrix<T>& t) {
   return true;
 }
 
-/// Restores larfb_trmm_mode's and larft_merge_mode's defaults however a test ends.
+/// Restores larfb_trmm_mode's, larfb_small_mode's and larft_merge_mode's defaults however a
+/// test ends.
 struct TrmmModeReset {
   ~TrmmModeReset() {
     kernels::cuda::larfb_trmm_mode(-1);
+    kernels::cuda::larfb_small_mode(-1);
     kernels::cuda::larft_merge_mode(-1);
   }
 };
@@ -524,10 +526,12 @@ TEST_P(KernelTwins, LarftMatchesLapackOnEveryMergePath) {
   }));
 }
 
-// larfb, every side and op, odd sizes of C, both paths (GEMM with T, cuBLAS TRMM), short and
-// tall V, against LAPACK's larfb, with T from our larft (its explicit zeros below
-// the diagonal are what the GEMM path relies on) and the work array full of NaN.
-TEST_P(KernelTwins, LarfbMatchesLapackOnBothPaths) {
+// larfb, every side and op, odd sizes of C, every path (GEMMs with T, cuBLAS TRMM, and the
+// one-launch larfb_small for k <= 32 on the left: C's columns not a multiple of its 4, k not a
+// multiple of its 8), short and tall V, against LAPACK's larfb, with T from our larft (its
+// explicit zeros below the diagonal are what the GEMM paths rely on) and the work array full
+// of NaN.
+TEST_P(KernelTwins, LarfbMatchesLapackOnEveryPath) {
   TrmmModeReset reset;
   GPUQR_FOR_PRECISION(([&]<class T>() {
     Context cpu = Context::cpu();
@@ -535,7 +539,11 @@ TEST_P(KernelTwins, LarfbMatchesLapackOnBothPaths) {
     std::uint64_t seed = 70;
     // 70001 rows: V^T C (left side) and C V (right side) with a long inner dimension.
     for (auto [h, k] : {std::pair<int, int>{40, 1},
+                        {97, 7},
+                        {300, 32},
                         {300, 33},
+                        {1024, 31},
+                        {4096, 32},
                         {517, 100},
                         {2000, 256},
                         {611, 300},
@@ -544,13 +552,18 @@ TEST_P(KernelTwins, LarfbMatchesLapackOnBothPaths) {
       // Sums over h rows: rounding grows like sqrt(h) past the short cases.
       const double bound = base_bound * std::max(1.0, std::sqrt(double(h) / 2000.0));
       const auto [v, tau] = reflectors<T>(h, k, seed++);
+      const bool small_fits = k <= 32;
       Matrix<T> t_cpu(k, k), g_cpu(k, k);
       kernels::cpu::larft<T>(cpu.impl(), v.view(), VectorView<const T>(vec(tau)), t_cpu.view(),
                              g_cpu.view());
       zero_below_diagonal(t_cpu);
       const Matrix<T> v_gpu = to_ctx<T>(ctx(), v.view()), tau_gpu = to_ctx<T>(ctx(), tau.view());
-      for (int trmm : {0, 1}) {
+      // 0: GEMMs, 1: cuBLAS TRMM, 2: larfb_small (left side, k <= 32).
+      for (int path : {0, 1, 2}) {
+        if (path == 2 && !small_fits) continue;
+        const int trmm = path == 1 ? 1 : 0;
         kernels::cuda::larfb_trmm_mode(trmm);
+        kernels::cuda::larfb_small_mode(path == 2 ? 1 : 0);
         Matrix<T> t_gpu = nan_device_matrix<T>(ctx(), k, k), g_gpu = device_matrix<T>(ctx(), k, k);
         kernels::cuda::larft<T>(ctx().impl(), v_gpu.view(), VectorView<const T>(vec(tau_gpu)),
                                 t_gpu.view(), g_gpu.view());
@@ -560,7 +573,8 @@ TEST_P(KernelTwins, LarfbMatchesLapackOnBothPaths) {
               SCOPED_TRACE(std::to_string(h) + "x" + std::to_string(k) +
                            (side == Side::left ? " left" : " right") +
                            (op == Op::trans ? " trans" : " no_trans") + " other " +
-                           std::to_string(other) + (trmm ? " trmm" : " gemm"));
+                           std::to_string(other) +
+                           (path == 0 ? " gemm" : (path == 1 ? " trmm" : " small")));
               const std::int64_t rows = side == Side::left ? h : other;
               const std::int64_t cols = side == Side::left ? other : h;
               const Matrix<T> c = random_matrix<T>(rows, cols, seed + 1000 * other);
@@ -570,8 +584,12 @@ TEST_P(KernelTwins, LarfbMatchesLapackOnBothPaths) {
                                      w_cpu.view());
               Matrix<T> c_gpu = to_ctx<T>(ctx(), c.view());
               Matrix<T> w_gpu = nan_device_matrix<T>(ctx(), w_cpu.rows(), w_cpu.cols());
+              const std::int64_t small_before = kernels::cuda::larfb_small_count();
               kernels::cuda::larfb<T>(ctx().impl(), side, op, v_gpu.view(), t_gpu.view(),
                                       c_gpu.view(), w_gpu.view());
+              // The path asked for is the one taken.
+              EXPECT_EQ(kernels::cuda::larfb_small_count() - small_before,
+                        path == 2 && side == Side::left ? 1 : 0);
               const Matrix<T> c_back = to_host(ctx(), c_gpu);
               // H is orthogonal, not the identity: C must have changed.
               EXPECT_GT(entry_diff(c_back, c), 1e3 * bound);

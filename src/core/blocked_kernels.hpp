@@ -106,6 +106,13 @@ void larfb_trmm_mode(int mode);
 /// k and n of at least 64, unless GPUQR_LARFB_TF32=0), 0 = never, 1 = every FP32 left-side call
 /// (tests and A/B measurements). FP64 is not affected; a build without CUTLASS never takes it.
 void larfb_tf32_mode(int mode);
+/// Whether larfb (left side) with at most 32 reflectors on a short C takes one launch of our
+/// own (src/cuda/larfb_small.cu) instead of cuBLAS's GEMMs: -1 = default (C of at most
+/// GPUQR_LARFB_SMALL_ROWS rows, 4096, and 256 columns, unless GPUQR_LARFB_SMALL=0), 0 = never,
+/// 1 = wherever k <= 32 (tests and A/B measurements). Not with larfb_trmm_mode's TRMM path.
+void larfb_small_mode(int mode);
+/// How many larfb calls took that launch so far in this process (tests).
+std::int64_t larfb_small_count();
 /// How many larfb calls took the 3xTF32 product C -= V W so far in this process (tests).
 std::int64_t larfb_tf32_count();
 /// Whether this build has larfb's 3xTF32 kernels (CUTLASS found at configure time).
@@ -117,7 +124,7 @@ bool larfb_tf32_built();
 enum class LarftMerge { gemm = 0, trmm = 1, kernel = 2 };
 /// -1 = default (GPUQR_LARFT_MERGE, else by V's height), else a LarftMerge's value (tests).
 void larft_merge_mode(int mode);
-/// The overrides above (larfb_trmm_mode, larft_merge_mode, panel_qr_single_block,
+/// The overrides above (larfb_trmm_mode, larfb_small_mode, larft_merge_mode, panel_qr_single_block,
 /// panel_qr_ah_mode, panel_qr_ah_warp_mode) as one number: they change which kernels a call
 /// enqueues, so a graph's key holds it. The environment knobs are read once per process and
 /// need no key.

@@ -17,6 +17,7 @@
 #include "src/core/blocked_kernels.hpp"
 #include "src/core/dense_kernels.hpp"
 #include "src/cuda/check.hpp"
+#include "src/cuda/larfb_small.hpp"
 #include "src/cuda/larfb_tf32.hpp"
 #include "src/cuda/panel_qr.hpp"
 #include "src/cuda/panel_qr_ah_step.hpp"
@@ -548,7 +549,7 @@ std::int64_t knob_signature() {
   const int values[] = {trmm_override.load(),        merge_override.load(),
                         panel_qr_single_override(),  panel_qr_ah_override(),
                         panel_qr_ah_warp_override(), panel_qr_ah_step_override(),
-                        larfb_tf32_override()};
+                        larfb_tf32_override(),       larfb_small_override()};
   std::int64_t signature = 0;
   for (const int v : values) signature = signature * 256 + (v + 1);
   return signature;
@@ -573,6 +574,12 @@ void larfb(detail::ContextImpl& ctx, Side side, Op op, MatrixView<const T> v,
   T* w2 = trmm ? nullptr
                : static_cast<T*>(detail::cuda_workspace(
                      ctx, static_cast<std::size_t>(w2_elems) * sizeof(T)));
+  if (side == Side::left && !trmm && larfb_small_wanted(m, n, k)) {
+    // A few reflectors on a short C (the blocked QR's in-panel updates): one launch instead
+    // of three or four GEMMs, each bound by its launch and ramp at these sizes.
+    larfb_small<T>(ctx, op, v, t, c);
+    return;
+  }
   if (side == Side::left) {
     // C := (I - V op(T) V^T) C: W = V^T C; W = op(T) W; C -= V W. FP32 with tall C: both
     // big products on the TF32 tensor cores by the 3xTF32 split (larfb_tf32.cu) where

@@ -94,6 +94,8 @@ void panel_qr_ah_trace_clocks(long long* out) {
 }
 void larfb_trmm_mode(int) {}
 void larfb_tf32_mode(int) {}
+void larfb_small_mode(int) {}
+std::int64_t larfb_small_count() { return 0; }
 std::int64_t larfb_tf32_count() { return 0; }
 bool larfb_tf32_built() { return false; }
 void larft_merge_mode(int) {}
