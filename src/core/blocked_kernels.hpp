@@ -108,7 +108,7 @@ void larfb_trmm_mode(int mode);
 void larfb_tf32_mode(int mode);
 /// Whether larfb (left side) with at most 32 reflectors on a short C takes one launch of our
 /// own (src/cuda/larfb_small.cu) instead of cuBLAS's GEMMs: -1 = default (C of at most
-/// GPUQR_LARFB_SMALL_ROWS rows, 4096, and 256 columns, unless GPUQR_LARFB_SMALL=0), 0 = never,
+/// GPUQR_LARFB_SMALL_ROWS rows, 2048, and 256 columns, unless GPUQR_LARFB_SMALL=0), 0 = never,
 /// 1 = wherever k <= 32 (tests and A/B measurements). Not with larfb_trmm_mode's TRMM path.
 void larfb_small_mode(int mode);
 /// How many larfb calls took that launch so far in this process (tests).

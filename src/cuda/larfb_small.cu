@@ -6,7 +6,7 @@
 //      that halves the values each step (31 shuffles, lane l ends with entry l), then the
 //      two row groups in a fixed order (the same bits on every run).
 //   2. Y = op(T) W (k x 4) in shared memory.
-//   3. C(r, cols) -= V(r, :) Y, a thread a row and column.
+//   3. C(r, cols) -= V(r, :) Y, a thread a row.
 // FP64 work per block is ~2 m k 4 x 2; at m = 1024 that is ~2k cycles of the FP64 pipe a phase
 // on one SM, against the three or four cuBLAS launches (W = V^T C split-K and its reduction,
 // op(T) W, C -= V W) it replaces.
@@ -28,7 +28,7 @@ constexpr int kWarps = 8;  // 255 registers a thread: the batch of loads and 32 
 constexpr int kThreads = 32 * kWarps;
 constexpr int kGroups = 4;          // k groups of 8 columns of V
 constexpr int kSlices = kWarps / kGroups;  // row groups
-constexpr int kBatch = 2;           // rows a lane loads before using them (loads in flight)
+constexpr int kBatch = 4;           // rows a lane loads before using them (loads in flight)
 
 std::atomic<int> small_override{-1};  // larfb_small_mode(): -1 default, 0 off, 1 on
 std::atomic<std::int64_t> small_calls{0};  // larfb_small_count()
@@ -113,21 +113,22 @@ __global__ void __launch_bounds__(kThreads)
     ys[i][b] = y;
   }
   __syncthreads();
-  // 3. C(r, cols) -= V(r, :) Y: thread (row, column b) with Y's column b in registers (all of
-  // Y, invariant over the rows, would take 128 of them); the four threads of a row share its
-  // V loads through L1.
-  constexpr int kRowsPerPass = kThreads / kCols;
-  const int b = tid / kRowsPerPass;
-  if (b < ncols) {
-    T y[kK];
+  // 3. C(r, cols) -= V(r, :) Y, a thread a row: V's row in registers (its 32 loads in flight
+  // together), Y read from shared memory (broadcasts) inside the loop: hoisted out of it, Y
+  // would take 128 registers more.
+  for (std::int64_t r = tid; r < m; r += kThreads) {
+    asm volatile("" ::: "memory");  // keeps Y's loads in the loop
+    T vr[kK];
 #pragma unroll
-    for (int l = 0; l < kK; ++l) y[l] = ys[l][b];
-    T* cb = c + static_cast<std::int64_t>(c0 + b) * ldc;
-    for (std::int64_t r = tid % kRowsPerPass; r < m; r += kRowsPerPass) {
-      T sum = T(0);
+    for (int l = 0; l < kK; ++l) vr[l] = l < k ? v[r + l * ldv] : T(0);
 #pragma unroll
-      for (int l = 0; l < kK; ++l) sum = fma(l < k ? v[r + l * ldv] : T(0), y[l], sum);
-      cb[r] -= sum;
+    for (int b = 0; b < kCols; ++b) {
+      if (b < ncols) {
+        T sum = T(0);
+#pragma unroll
+        for (int l = 0; l < kK; ++l) sum = fma(vr[l], ys[l][b], sum);
+        c[r + (c0 + b) * ldc] -= sum;
+      }
     }
   }
 }
@@ -136,7 +137,7 @@ std::int64_t env_rows() {
   static const std::int64_t rows = [] {
     const char* text = std::getenv("GPUQR_LARFB_SMALL_ROWS");
     const long long v = text != nullptr ? std::atoll(text) : 0;
-    return v > 0 ? static_cast<std::int64_t>(v) : kLarfbSmallMaxRows;
+    return v > 0 ? static_cast<std::int64_t>(v) : kLarfbSmallDefaultRows;
   }();
   return rows;
 }

@@ -12,13 +12,17 @@
 
 namespace gpuqr::kernels::cuda {
 
-/// The most reflectors (V's columns) and rows (C's) larfb_small takes.
+/// The most reflectors (V's columns) larfb_small takes, and the most rows of C for which larfb
+/// takes it by default. Measured (H200, session 27 run 1, gpuqr_tester geqrf against
+/// GPUQR_LARFB_SMALL=0 in the same call): n = 1024 and 2048 gained 6-9% (FP64) and 10-20%
+/// (FP32), n = 4096 lost up to 10% (FP64), its one SM per four columns then doing 4k rows.
 inline constexpr std::int64_t kLarfbSmallMaxK = 32;
-inline constexpr std::int64_t kLarfbSmallMaxRows = 4096;
+inline constexpr std::int64_t kLarfbSmallDefaultRows = 2048;
 
 /// Whether larfb's left-side call with C m x n and k reflectors takes larfb_small:
 /// larfb_small_mode's override if set (1: wherever it can: k <= 32), else not with
-/// GPUQR_LARFB_SMALL=0, else k <= 32, m <= GPUQR_LARFB_SMALL_ROWS (default below) and n <= 256.
+/// GPUQR_LARFB_SMALL=0, else k <= 32, m <= GPUQR_LARFB_SMALL_ROWS (kLarfbSmallDefaultRows) and
+/// n <= 256.
 bool larfb_small_wanted(std::int64_t m, std::int64_t n, std::int64_t k);
 
 /// larfb_small_mode's override (-1 when unset), for the graph cache's key.
