@@ -118,11 +118,11 @@ std::int64_t larfb_tf32_count();
 /// Whether this build has larfb's 3xTF32 kernels (CUTLASS found at configure time).
 bool larfb_tf32_built();
 /// How larft and larft_known_diagonal merge T's diagonal 32-blocks into the whole T: two
-/// strided-batched GEMMs per doubling level (default for V of 2048 rows and more), two cuBLAS
-/// TRMMs per merge (default below), or one merge kernel per level (TRMMs above 256 columns).
+/// strided-batched GEMMs per doubling level (the default), two cuBLAS TRMMs per merge, or one
+/// merge kernel per level (TRMMs above 256 columns).
 /// GPUQR_LARFT_MERGE=gemm|trmm|kernel forces one.
 enum class LarftMerge { gemm = 0, trmm = 1, kernel = 2 };
-/// -1 = default (GPUQR_LARFT_MERGE, else by V's height), else a LarftMerge's value (tests).
+/// -1 = default (GPUQR_LARFT_MERGE, else the GEMMs), else a LarftMerge's value (tests).
 void larft_merge_mode(int mode);
 /// The overrides above (larfb_trmm_mode, larfb_small_mode, larft_merge_mode, panel_qr_single_block,
 /// panel_qr_ah_mode, panel_qr_ah_warp_mode) as one number: they change which kernels a call

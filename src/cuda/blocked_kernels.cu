@@ -399,16 +399,17 @@ std::atomic<int> trmm_override{-1};   // larfb_trmm_mode(): -1 default, 0 off, 1
 std::atomic<int> merge_override{-1};  // larft_merge_mode(): -1 default, else a LarftMerge
 
 /// How larft builds T's off-diagonal blocks. Batched GEMMs by default: per doubling level two
-/// launches whatever the number of merges, where cuBLAS TRMM costs two launches of 10-17 us
+/// launches whatever the number of merges, where cuBLAS TRMM costs two launches of 5-17 us
 /// per merge (14 for k = 256: ncu, H100, session 5) and the merge kernel is latency-bound
 /// (4 blocks per level at k = 256; it measured slower than the TRMMs). GPUQR_LARFT_MERGE
 /// selects another (A/B measurements).
-/// Unset, by V's height: the batched GEMMs from kGemmMergeRows rows, the TRMMs below (same
-/// run, H100, session 7, `docs/perf/h100_s7/run6_tester_*.txt`: with the GEMMs everywhere
-/// geqrf 4096 took 13.7 ms instead of 14.8 (FP64) but 1024 took 3.5 instead of 3.0, FP32
-/// 4.4 instead of 3.1: the panels of small matrices are short and the batched calls cost more
-/// than the TRMMs there).
-constexpr std::int64_t kGemmMergeRows = 2048;
+/// Session 7 (H100) kept the TRMMs for V under 2048 rows (geqrf 1024 then took 3.5 ms with the
+/// GEMMs against 3.0). Since the in-panel updates and panels got faster, the GEMMs win there
+/// too (session 27 run 2, H200, gpuqr_tester geqrf, same call as the TRMMs' default): FP64
+/// 1024 1.79-1.83 ms against 1.91-1.92, 2048 4.11-4.18 against 4.32-4.39, 4096 9.75-9.89
+/// against 10.18-10.30; FP32 1024 1.60-1.64 against 1.63-1.66, 4096 9.23-9.40 against
+/// 9.54-9.66. The merge kernel was slower everywhere (FP64 1024 2.18-2.20 ms, 4096 12.9).
+/// `rows` (V's height) no longer decides; kept for a rule by height should one be measured.
 LarftMerge merge_method(std::int64_t rows) {
   const int mode = merge_override.load();
   if (mode >= 0) return static_cast<LarftMerge>(mode);
@@ -421,7 +422,8 @@ LarftMerge merge_method(std::int64_t rows) {
     return -1;
   }();
   if (env >= 0) return static_cast<LarftMerge>(env);
-  return rows >= kGemmMergeRows ? LarftMerge::gemm : LarftMerge::trmm;
+  (void)rows;
+  return LarftMerge::gemm;
 }
 /// Whether larfb multiplies by T with cuBLAS TRMM (GPUQR_LARFB_TRMM=1) instead of a GEMM.
 bool use_trmm_larfb() {

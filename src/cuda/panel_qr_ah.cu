@@ -55,6 +55,7 @@ constexpr int kMinChunk = 64;   // rows per partial, at least
 // slower).
 constexpr int kTopThreads = 256;
 constexpr int kScaleThreads = 64;  // V_B = P_B D: small blocks spread short panels over SMs
+constexpr std::int64_t kScaleShareRows = 16384;  // four lanes a row up to here (ah_scale_kernel)
 // The AH panel's fewest rows: with Algorithm 2 by four warps it beats the single-block
 // Householder kernel from 96 rows (H200, session 17 run 3, 96 x 32: FP64 41.7 us against 55.3,
 // FP32 34.6 against 43.5; shorter random panels are often declined by the amplification test).
@@ -166,10 +167,14 @@ __global__ void __launch_bounds__(kTop)
                           d_out, status, threshold, warp_factor, trace ? g_ah_clocks : nullptr);
 }
 
-/// V_B = P_B D for rows b..h (status 1 only), one row per thread: row i's b entries in
-/// registers, outputs from the last column down so that each overwrites an input no later
-/// output reads (D is upper triangular).
-template <class T>
+/// V_B = P_B D for rows b..h (status 1 only), Lanes lanes a row: each loads the row's b
+/// entries and forms the outputs j = q, q + Lanes, ... (q its place among them; D is upper
+/// triangular, so output j sums j + 1 terms, in the same order however many lanes share the
+/// row), and they store only after all of them have loaded (same warp, __syncwarp): the
+/// outputs overwrite the row in place. Four lanes for short panels: one lane a row took ~10 us
+/// on 1024 x 32 (ncu, H200, session 27), a chain of 528 FMAs and shared loads in each of two
+/// warps an SM; one for tall ones, which are bound by reading the panel.
+template <class T, int Lanes>
 __global__ void __launch_bounds__(kScaleThreads) ah_scale_kernel(T* a, std::int64_t lda,
                                                             std::int64_t h, int b, const T* dm,
                                                             const int* status, T* v,
@@ -181,23 +186,32 @@ __global__ void __launch_bounds__(kScaleThreads) ah_scale_kernel(T* a, std::int6
     sd[i][j] = (i < b && j < b) ? dm[i + j * kB] : T(0);
   }
   __syncthreads();
-  const std::int64_t i = b + static_cast<std::int64_t>(blockIdx.x) * kScaleThreads + threadIdx.x;
-  if (i >= h) return;
+  constexpr int kLanesPerRow = Lanes, kOut = kB / kLanesPerRow;
+  const int q = threadIdx.x % kLanesPerRow;
+  const std::int64_t i = b + (static_cast<std::int64_t>(blockIdx.x) * kScaleThreads + threadIdx.x) /
+                                 kLanesPerRow;
+  const bool row = i < h;  // no early return: the row's lanes meet at the __syncwarp below
   T p[kB];
 #pragma unroll
-  for (int k = 0; k < kB; ++k) p[k] = k < b ? a[i + k * lda] : T(0);
+  for (int k = 0; k < kB; ++k) p[k] = row && k < b ? a[i + k * lda] : T(0);
+  T out[kOut];
 #pragma unroll
-  for (int j = kB - 1; j >= 0; --j) {
+  for (int o = 0; o < kOut; ++o) {
+    const int j = q + kLanesPerRow * o;
     T s = 0;
 #pragma unroll
-    for (int k = 0; k <= j; ++k) s += p[k] * sd[k][j];
-    p[j] = s;
+    for (int k = 0; k < kB; ++k)
+      if (k <= j) s += p[k] * sd[k][j];
+    out[o] = s;
   }
+  __syncwarp();  // every lane of the row has read it
+  if (!row) return;
 #pragma unroll
-  for (int j = 0; j < kB; ++j) {
+  for (int o = 0; o < kOut; ++o) {
+    const int j = q + kLanesPerRow * o;
     if (j < b) {
-      a[i + j * lda] = p[j];
-      v[i + j * ldv] = p[j];
+      a[i + j * lda] = out[o];
+      v[i + j * ldv] = out[o];
     }
   }
 }
@@ -307,9 +321,20 @@ int* panel_qr_ah(detail::ContextImpl& ctx, MatrixView<T> panel, VectorView<T> ta
         t.empty() ? nullptr : t.data(), t.ld(), dm, status, threshold, warp_factor);
   }
   GPUQR_CUDA_CHECK_LAUNCH(ctx.stream);
-  const auto blocks = static_cast<unsigned>((below + kScaleThreads - 1) / kScaleThreads);
-  ah_scale_kernel<T><<<blocks, kScaleThreads, 0, ctx.stream>>>(panel.data(), panel.ld(), h, b, dm,
-                                                          status, v.data(), v.ld());
+  // Four lanes a row up to kScaleShareRows rows below the top block (latency-bound), else one.
+  static const bool one_lane = [] {  // GPUQR_AH_SCALE_LANES=1: one lane a row (A/B runs)
+    const char* text = std::getenv("GPUQR_AH_SCALE_LANES");
+    return text != nullptr && std::atoi(text) == 1;
+  }();
+  const int lanes = below <= kScaleShareRows && !one_lane ? 4 : 1;
+  const std::int64_t rows_per_block = kScaleThreads / lanes;
+  const auto blocks = static_cast<unsigned>((below + rows_per_block - 1) / rows_per_block);
+  if (lanes == 4)
+    ah_scale_kernel<T, 4><<<blocks, kScaleThreads, 0, ctx.stream>>>(
+        panel.data(), panel.ld(), h, b, dm, status, v.data(), v.ld());
+  else
+    ah_scale_kernel<T, 1><<<blocks, kScaleThreads, 0, ctx.stream>>>(
+        panel.data(), panel.ld(), h, b, dm, status, v.data(), v.ld());
   GPUQR_CUDA_CHECK_LAUNCH(ctx.stream);
   return status;
 }
