@@ -109,7 +109,8 @@ void larfb_tf32_mode(int mode);
 /// Whether larfb (left side) with at most 32 reflectors on a short C takes one launch of our
 /// own (src/cuda/larfb_small.cu) instead of cuBLAS's GEMMs: -1 = default (C of at most
 /// GPUQR_LARFB_SMALL_ROWS rows, 2048, and 256 columns, unless GPUQR_LARFB_SMALL=0), 0 = never,
-/// 1 = wherever k <= 32 (tests and A/B measurements). Not with larfb_trmm_mode's TRMM path.
+/// 1 = wherever k <= 32 (tests and A/B measurements). Not with larfb_trmm_mode's TRMM path,
+/// nor for FP32 while larfb_tf32_mode(1) asks for the 3xTF32 products everywhere.
 void larfb_small_mode(int mode);
 /// How many larfb calls took that launch so far in this process (tests).
 std::int64_t larfb_small_count();
