@@ -10,14 +10,13 @@
 // FP64 work per block is ~2 m k 4 x 2; at m = 1024 that is ~2k cycles of the FP64 pipe a phase
 // on one SM, against the three or four cuBLAS launches (W = V^T C split-K and its reduction,
 // op(T) W, C -= V W) it replaces.
-#include "src/cuda/larfb_small.hpp"
-
 #include <cuda_runtime.h>
 
 #include <atomic>
 #include <cstdlib>
 
 #include "src/cuda/check.hpp"
+#include "src/cuda/larfb_small.hpp"
 
 namespace gpuqr::kernels::cuda {
 namespace {
@@ -26,11 +25,11 @@ constexpr int kK = static_cast<int>(kLarfbSmallMaxK);  // 32
 constexpr int kCols = 4;                               // C's columns per block
 constexpr int kWarps = 8;  // 255 registers a thread: the batch of loads and 32 sums fit
 constexpr int kThreads = 32 * kWarps;
-constexpr int kGroups = 4;          // k groups of 8 columns of V
+constexpr int kGroups = 4;                 // k groups of 8 columns of V
 constexpr int kSlices = kWarps / kGroups;  // row groups
-constexpr int kBatch = 4;           // rows a lane loads before using them (loads in flight)
+constexpr int kBatch = 4;                  // rows a lane loads before using them (loads in flight)
 
-std::atomic<int> small_override{-1};  // larfb_small_mode(): -1 default, 0 off, 1 on
+std::atomic<int> small_override{-1};       // larfb_small_mode(): -1 default, 0 off, 1 on
 std::atomic<std::int64_t> small_calls{0};  // larfb_small_count()
 
 /// One step of the lanes' butterfly: val[0, Half) := this lane's half of val[0, 2 Half) (the

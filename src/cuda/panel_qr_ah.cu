@@ -175,10 +175,9 @@ __global__ void __launch_bounds__(kTop)
 /// on 1024 x 32 (ncu, H200, session 27), a chain of 528 FMAs and shared loads in each of two
 /// warps an SM; one for tall ones, which are bound by reading the panel.
 template <class T, int Lanes>
-__global__ void __launch_bounds__(kScaleThreads) ah_scale_kernel(T* a, std::int64_t lda,
-                                                            std::int64_t h, int b, const T* dm,
-                                                            const int* status, T* v,
-                                                            std::int64_t ldv) {
+__global__ void __launch_bounds__(kScaleThreads)
+    ah_scale_kernel(T* a, std::int64_t lda, std::int64_t h, int b, const T* dm, const int* status,
+                    T* v, std::int64_t ldv) {
   if (*status != 1) return;
   __shared__ T sd[kB][kB + 1];
   for (int idx = threadIdx.x; idx < kB * kB; idx += kScaleThreads) {
@@ -188,8 +187,8 @@ __global__ void __launch_bounds__(kScaleThreads) ah_scale_kernel(T* a, std::int6
   __syncthreads();
   constexpr int kLanesPerRow = Lanes, kOut = kB / kLanesPerRow;
   const int q = threadIdx.x % kLanesPerRow;
-  const std::int64_t i = b + (static_cast<std::int64_t>(blockIdx.x) * kScaleThreads + threadIdx.x) /
-                                 kLanesPerRow;
+  const std::int64_t i =
+      b + (static_cast<std::int64_t>(blockIdx.x) * kScaleThreads + threadIdx.x) / kLanesPerRow;
   const bool row = i < h;  // no early return: the row's lanes meet at the __syncwarp below
   T p[kB];
 #pragma unroll
@@ -330,11 +329,11 @@ int* panel_qr_ah(detail::ContextImpl& ctx, MatrixView<T> panel, VectorView<T> ta
   const std::int64_t rows_per_block = kScaleThreads / lanes;
   const auto blocks = static_cast<unsigned>((below + rows_per_block - 1) / rows_per_block);
   if (lanes == 4)
-    ah_scale_kernel<T, 4><<<blocks, kScaleThreads, 0, ctx.stream>>>(
-        panel.data(), panel.ld(), h, b, dm, status, v.data(), v.ld());
+    ah_scale_kernel<T, 4><<<blocks, kScaleThreads, 0, ctx.stream>>>(panel.data(), panel.ld(), h, b,
+                                                                    dm, status, v.data(), v.ld());
   else
-    ah_scale_kernel<T, 1><<<blocks, kScaleThreads, 0, ctx.stream>>>(
-        panel.data(), panel.ld(), h, b, dm, status, v.data(), v.ld());
+    ah_scale_kernel<T, 1><<<blocks, kScaleThreads, 0, ctx.stream>>>(panel.data(), panel.ld(), h, b,
+                                                                    dm, status, v.data(), v.ld());
   GPUQR_CUDA_CHECK_LAUNCH(ctx.stream);
   return status;
 }
