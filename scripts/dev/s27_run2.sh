@@ -20,17 +20,5 @@ done
 stamp
 timeout 60 ncu --metrics gpu__time_duration.sum --csv $T --backend cuda --baseline none --op geqrf --precision d --dim 1024 --repeat 1 --warmup 0 --no-check > "$w/ncu.csv" 2>&1; echo "ncu rc $?"
 cp "$w/ncu.csv" "$out/ncu_geqrf1024.csv"
-python3 - "$w/ncu.csv" <<'PY'
-import csv, sys, collections
-rows = [l for l in open(sys.argv[1]) if l.startswith('"')]
-tot = collections.defaultdict(float); cnt = collections.Counter()
-for r in csv.DictReader(rows):
-    try: val = float(r["Metric Value"].replace(",", ""))
-    except Exception: continue
-    name = r["Kernel Name"].split("(")[0][:70]
-    tot[name] += val; cnt[name] += 1
-print(f"total {sum(tot.values())/1e3:.1f} us over {sum(cnt.values())} kernels")
-for name, t in sorted(tot.items(), key=lambda x: -x[1])[:8]:
-    print(f"  {t/1e3:9.1f} us  {cnt[name]:4d}  {t/cnt[name]/1e3:7.2f} us each  {name}")
-PY
+python3 scripts/dev/ncu_by_name.py "$w/ncu.csv" 8
 stamp
