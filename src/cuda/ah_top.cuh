@@ -8,6 +8,7 @@
 #include <cstdint>
 
 #include "src/core/qrf_ah_kernels.hpp"
+#include "src/cuda/ah_chol.cuh"
 #include "src/cuda/panel_qr.hpp"
 #include "src/cuda/qrf_ah_panel.cuh"
 #include "src/cuda/safe_range.cuh"
@@ -103,10 +104,17 @@ __device__ bool top_finish(T (*x)[kB + 1], T (*g)[kB + 1], T (*d)[kB + 1], T (*b
     return false;  // uniform
   }
   // Algorithm 2 by the whole block, by warp 0 with the columns in registers, or by four
-  // warps with a quarter of the rows each (warp_factor 0, 1, 4). The warps' versions take
-  // full 32-column panels only (they are unrolled over them).
+  // warps with a quarter of the rows each (warp_factor 0, 1, 4); or its outputs from
+  // Cholesky and the modified LU by warp 0 (ah_chol.cuh), with T from V^T V as the others
+  // (2) or from the LU (3). All but the block's take full 32-column panels only (they are
+  // unrolled over them).
+  const bool chol = (warp_factor == 2 || warp_factor == 3) && b == kB;
+  const bool t_from_lu = chol && warp_factor == 3;
   bool factored;
-  if (warp_factor == 1 && b == kB)
+  if (chol)
+    factored = ah::factor_block_chol<T, kB>(x, g, d, wb, s_tau, t_from_lu, threshold,
+                                            detail::kAhMaxAmplification);
+  else if (warp_factor == 1 && b == kB)
     factored = ah::factor_block_warp<T, kB>(x, g, d, s_tau, threshold, detail::kAhMaxAmplification);
   else if (warp_factor == 4 && b == kB && kTop >= 128)
     factored =
@@ -119,6 +127,9 @@ __device__ bool top_finish(T (*x)[kB + 1], T (*g)[kB + 1], T (*d)[kB + 1], T (*b
     if (tid == 0) *status = 0;
     return false;  // uniform: nothing of the panel was written
   }
+  if (t_from_lu) {
+    mark(4);
+  } else {
   // M = V^T V = V_T^T V_T + D^T B D (V_B = P_B D, so V_B^T V_B = D^T B D), strictly upper
   // part (all larft reads): g := E = B D first (D upper triangular), then M into bg's
   // strictly upper part, which E's products no longer read.
@@ -222,6 +233,7 @@ __device__ bool top_finish(T (*x)[kB + 1], T (*g)[kB + 1], T (*d)[kB + 1], T (*b
       }
       __syncthreads();
     }
+  }
   }
   mark(5);
   // R and V_T in place, the explicit V's top rows, tau, T, D for the scaling kernel.

@@ -55,6 +55,8 @@ constexpr int kMinChunk = 64;   // rows per partial, at least
 // slower).
 constexpr int kTopThreads = 256;
 constexpr int kScaleThreads = 64;  // V_B = P_B D: small blocks spread short panels over SMs
+// panel_qr_ah_warp_factor's default: Algorithm 2 by four warps.
+constexpr int kDefaultWarpFactor = 4;
 constexpr std::int64_t kScaleShareRows = 16384;  // four lanes a row up to here (ah_scale_kernel)
 // The AH panel's fewest rows: with Algorithm 2 by four warps it beats the single-block
 // Householder kernel from 96 rows (H200, session 17 run 3, 96 x 32: FP64 41.7 us against 55.3,
@@ -235,6 +237,18 @@ void panel_qr_ah_warp_mode(int mode) { warp_override.store(mode); }
 int panel_qr_ah_override() { return mode_override.load(); }
 int panel_qr_ah_warp_override() { return warp_override.load(); }
 
+int panel_qr_ah_warp_factor() {
+  // Clock64 per phase on an H200 (session 17 run 3, 1024 x 32), Algorithm 2: FP64 25.6k
+  // cycles by four warps, 47.6k by one, 49.9k by the block; FP32 15.8k, 33.5k, 43.7k.
+  static const int env_warp = [] {
+    const char* text = std::getenv("GPUQR_AH_WARP");
+    const int v = text != nullptr && *text != '\0' ? std::atoi(text) : kDefaultWarpFactor;
+    return v == 0 || v == 1 || v == 2 || v == 3 || v == 4 ? v : kDefaultWarpFactor;
+  }();
+  const int mode = warp_override.load();
+  return mode < 0 ? env_warp : mode;
+}
+
 std::int64_t panel_qr_ah_min_rows(int elem_bytes) {
   const int mode = mode_override.load();
   if (mode == 0) return 0;
@@ -300,16 +314,7 @@ int* panel_qr_ah(detail::ContextImpl& ctx, MatrixView<T> panel, VectorView<T> ta
     const int v = text != nullptr ? std::atoi(text) : 0;
     return v == 128 || v == 256 ? v : kTopThreads;
   }();
-  // Algorithm 2 by four warps (default; GPUQR_AH_WARP=4), one warp (1) or the thread block
-  // (0). Clock64 per phase on an H200 (session 17 run 3, 1024 x 32): FP64 25.6k cycles by
-  // four warps, 47.6k by one, 49.9k by the block; FP32 15.8k, 33.5k, 43.7k.
-  static const int env_warp = [] {
-    const char* text = std::getenv("GPUQR_AH_WARP");
-    const int v = text != nullptr && *text != '\0' ? std::atoi(text) : 4;
-    return v == 1 || v == 0 ? v : 4;
-  }();
-  const int warp_mode = warp_override.load();
-  const int warp_factor = warp_mode < 0 ? env_warp : warp_mode;
+  const int warp_factor = panel_qr_ah_warp_factor();
   if (top_threads == 128) {
     ah_top_kernel<T, 128><<<1, 128, 0, ctx.stream>>>(
         panel.data(), panel.ld(), b, parts, nparts, tau.data(), v.data(), v.ld(),

@@ -404,12 +404,6 @@ bool panel_qr_ah_step(detail::ContextImpl& ctx, MatrixView<T> panel, VectorView<
   const double threshold =
       std::max(detail::kAhRemainingFraction, std::sqrt(double(std::numeric_limits<T>::epsilon())));
   int* status = reinterpret_cast<int*>(step_ws + kB * kB);
-  static const int env_warp = [] {
-    const char* text = std::getenv("GPUQR_AH_WARP");
-    const int w = text != nullptr && *text != '\0' ? std::atoi(text) : 4;
-    return w == 1 || w == 0 ? w : 4;
-  }();
-  const int warp_mode = panel_qr_ah_warp_override();
   StepArgs<T> args{panel.data(),
                    panel.ld(),
                    h,
@@ -422,7 +416,7 @@ bool panel_qr_ah_step(detail::ContextImpl& ctx, MatrixView<T> panel, VectorView<
                    step_ws,
                    status,
                    threshold,
-                   warp_mode < 0 ? env_warp : warp_mode,
+                   panel_qr_ah_warp_factor(),
                    static_cast<int>(rows),
                    0,
                    0};
