@@ -94,7 +94,8 @@ bool panel_qr_ah_step_wanted(int device, int elem_bytes, std::int64_t h, std::in
 /// each (factor_block_warps). The warps' versions take 32-column panels; others the block's.
 void panel_qr_ah_warp_mode(int mode);
 /// Measurements: while on, the AH panel's top kernel records clock64() at its 7 phase
-/// boundaries; panel_qr_ah_trace_clocks copies the last launch's 8 slots (synchronous).
+/// boundaries (and the Cholesky route's steps); panel_qr_ah_trace_clocks copies the last
+/// launch's 16 slots (synchronous).
 void panel_qr_ah_trace(bool on);
 void panel_qr_ah_trace_clocks(long long* out);
 /// Whether larfb's product with T uses cuBLAS TRMM (the earlier path) instead of a GEMM with

@@ -23,6 +23,11 @@
 
 namespace gpuqr::kernels::cuda::ah {
 
+/// clock64 into clocks[p] by thread 0 (measurements; clocks may be null).
+__device__ __forceinline__ void mark(long long* clocks, int p) {
+  if (clocks != nullptr && threadIdx.x == 0) clocks[p] = clock64();
+}
+
 /// Called by every thread of the block (warp 0 computes; the others wait at the final
 /// barrier). On entry x = the top block, g = G (both [col][row], kB + 1 padding), a block
 /// barrier has passed since they were written, and G's diagonal is in the safe range. `wb`
@@ -31,10 +36,11 @@ namespace gpuqr::kernels::cuda::ah {
 /// NaN fails) and the amplification test. On true: R on and above x's diagonal, V_T below it,
 /// D on and above d's diagonal (zeros below), tau; and, when `form_t`, T in g (T(r, c) at
 /// g[c][r]). On false the shared matrices hold intermediate values (the caller writes nothing).
+/// `clocks` (may be null; measurements): clock64 after each step, in slots 8..13.
 template <class T, int kB>
 __device__ bool factor_block_chol(T (*x)[kB + 1], T (*g)[kB + 1], T (*d)[kB + 1],
                                   T (*wb)[kB + 1], T* tau, bool form_t, double threshold,
-                                  double max_amplification) {
+                                  double max_amplification, long long* clocks) {
   static_assert(kB == 32, "32 columns, one a lane");
   constexpr unsigned kAll = 0xffffffffu;
   __shared__ T s_rinv[kB];   // 1 / R_c(k, k)
@@ -48,8 +54,10 @@ __device__ bool factor_block_chol(T (*x)[kB + 1], T (*g)[kB + 1], T (*d)[kB + 1]
     s_cnorm[lane] = sqrt(norm0);
     T pivot = 0;  // this lane's Cholesky pivot (the downdated G(lane, lane))
     // 1. Cholesky, right-looking, lane j holding column j of G (rows above the diagonal are
-    //    its own; those below receive harmless updates and are never read). R_c's row k goes
-    //    to g[k][*] (row-major from here on: g is free once in registers).
+    //    its own; those below receive harmless updates and are never read). Every exchange is
+    //    a shuffle (no barrier or shared memory in the loop), so the compiler can overlap a
+    //    step's bulk update with the next steps' pivot chain. R_c's rows go to g[k][*]
+    //    (row-major from here on: g is free once in registers), read after the loop.
     {
       T gc[kB];
 #pragma unroll
@@ -63,17 +71,11 @@ __device__ bool factor_block_chol(T (*x)[kB + 1], T (*g)[kB + 1], T (*d)[kB + 1]
         const T r = lane >= k ? gc[k] * rs : T(0);  // R_c(k, lane)
         g[k][lane] = r;
         if (lane == 0) s_rinv[k] = rs;
-        if (k + 1 < kB) {
-          // The next pivot's entry first (the chain from step to step), then the rest from
-          // R_c's row k as published.
-          const T r1 = __shfl_sync(kAll, r, k + 1);
-          gc[k + 1] = fma(-r1, r, gc[k + 1]);
-          __syncwarp();
 #pragma unroll
-          for (int i = k + 2; i < kB; ++i) gc[i] = fma(-g[k][i], r, gc[i]);
-        }
+        for (int i = k + 1; i < kB; ++i) gc[i] = fma(-__shfl_sync(kAll, r, i), r, gc[i]);
       }
     }
+    mark(clocks, 8);
     __syncwarp();
     // 2. Q_T = P_T R_c^{-1}, lane i holding row i (right-looking: q_c final, then subtracted
     //    from the later entries).
@@ -86,9 +88,9 @@ __device__ bool factor_block_chol(T (*x)[kB + 1], T (*g)[kB + 1], T (*d)[kB + 1]
 #pragma unroll
       for (int l = c + 1; l < kB; ++l) qr[l] = fma(-qr[c], g[c][l], qr[l]);
     }
-    // 3. Q_T - S = L U by rows: step k's pivot from lane k, U's row k published by lane k
-    //    (into wb's row k: entries k + 2 on, the rest below), each later row's multiplier
-    //    L(i, k) its own entry over U(k, k).
+    mark(clocks, 9);
+    // 3. Q_T - S = L U by rows: step k's pivot and U's row k from lane k by shuffles, each
+    //    later row's multiplier L(i, k) its own entry over U(k, k).
     T my_sgn = 0;
 #pragma unroll
     for (int k = 0; k < kB; ++k) {
@@ -96,29 +98,19 @@ __device__ bool factor_block_chol(T (*x)[kB + 1], T (*g)[kB + 1], T (*d)[kB + 1]
       const T sg = qkk >= T(0) ? T(1) : T(-1);
       const T ukk = qkk + sg;  // U(k, k) = Q(k, k) - S(k, k), |U(k, k)| >= 1
       const T ru = batched::refined_rcp(ukk);
-      const T u1 = k + 1 < kB ? __shfl_sync(kAll, qr[(k + 1) % kB], k) : T(0);  // U(k, k + 1)
-      if (lane == k) {
-        my_sgn = sg;
-#pragma unroll
-        for (int c = k + 2; c < kB; ++c) wb[k][c] = qr[c];
-        qr[k] = ukk;
-      }
       if (lane == 0) {
         s_sgn[k] = sg;
         s_minv[k] = ru * s_rinv[k];
         tau[k] = sg * qkk + T(1);  // = |U(k, k)|
       }
       const T l = lane > k ? qr[k] * ru : T(0);  // L(lane, k)
-      if (lane > k) qr[k] = l;
-      if (k + 1 < kB) {
-        qr[k + 1] = fma(-l, u1, qr[k + 1]);
-        __syncwarp();
+      my_sgn = lane == k ? sg : my_sgn;
+      qr[k] = lane == k ? ukk : (lane > k ? l : qr[k]);
 #pragma unroll
-        for (int c = k + 2; c < kB; ++c) qr[c] = fma(-l, wb[k][c], qr[c]);
-      }
+      for (int c = k + 1; c < kB; ++c) qr[c] = fma(-l, __shfl_sync(kAll, qr[c], k), qr[c]);
     }
-    // U's rows complete in wb (zeros left of the diagonal), read by M and T's solve below.
-    __syncwarp();
+    mark(clocks, 10);
+    // U's rows into wb (zeros left of the diagonal), read by M and T's solve below.
 #pragma unroll
     for (int c = 0; c < kB; ++c) wb[lane][c] = c >= lane ? qr[c] : T(0);
     __syncwarp();
@@ -137,6 +129,7 @@ __device__ bool factor_block_chol(T (*x)[kB + 1], T (*g)[kB + 1], T (*d)[kB + 1]
 #pragma unroll
       for (int c = 0; c < kB; ++c) d[lane][c] = mr[c];
     }
+    mark(clocks, 11);
     __syncwarp();
     // 5. D = M^{-1}, lane c solving M y = e_c from the bottom up (right-looking).
     T y[kB];
@@ -159,6 +152,7 @@ __device__ bool factor_block_chol(T (*x)[kB + 1], T (*g)[kB + 1], T (*d)[kB + 1]
 #pragma unroll
     for (int c = 0; c < kB; ++c) x[c][lane] = c < lane ? qr[c] : s_r * g[lane][c];
     const T my_tau = tau[lane];
+    mark(clocks, 12);
     bool bad = lane > 0 && !(static_cast<double>(pivot) > threshold * static_cast<double>(norm0));
     if (lane > 0 && !(static_cast<double>(kappa) * sqrt(0.5 * static_cast<double>(my_tau)) <=
                       max_amplification))
@@ -178,6 +172,7 @@ __device__ bool factor_block_chol(T (*x)[kB + 1], T (*g)[kB + 1], T (*d)[kB + 1]
       __syncwarp();  // g's R_c rows were read above (x's R entries)
 #pragma unroll
       for (int c = 0; c < kB; ++c) g[c][lane] = z[c];
+      mark(clocks, 13);
     }
     const bool any_bad = __any_sync(kAll, bad);
     if (lane == 0) s_good = any_bad ? 0 : 1;

@@ -64,7 +64,8 @@ __device__ void gram_rows(const T* a, std::int64_t lda, std::int64_t r0, std::in
 /// outputs: R and V_T into a's top block, the explicit V's top rows into v, tau, T (t_out,
 /// when not null), D (d_out, kB x kB, when not null), *status = 1. Otherwise *status = 0 and
 /// nothing is written. Returns whether it factored (the same in every thread). `clocks`
-/// (may be null): clock64 at the phase boundaries 2..6 (measurements).
+/// (may be null): clock64 at the phase boundaries 2..6, and the Cholesky route's in 8..13
+/// (measurements).
 template <class T, int kTop>
 __device__ bool top_finish(T (*x)[kB + 1], T (*g)[kB + 1], T (*d)[kB + 1], T (*bg)[kB + 1],
                            T (*wb)[kB + 1], T* s_tau, int* s_ok, T* a, std::int64_t lda, int b,
@@ -113,7 +114,7 @@ __device__ bool top_finish(T (*x)[kB + 1], T (*g)[kB + 1], T (*d)[kB + 1], T (*b
   bool factored;
   if (chol)
     factored = ah::factor_block_chol<T, kB>(x, g, d, wb, s_tau, t_from_lu, threshold,
-                                            detail::kAhMaxAmplification);
+                                            detail::kAhMaxAmplification, clocks);
   else if (warp_factor == 1 && b == kB)
     factored = ah::factor_block_warp<T, kB>(x, g, d, s_tau, threshold, detail::kAhMaxAmplification);
   else if (warp_factor == 4 && b == kB && kTop >= 128)

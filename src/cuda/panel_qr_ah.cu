@@ -65,8 +65,8 @@ constexpr std::int64_t kMinRowsDouble = 96, kMinRowsFloat = 96;
 
 // Measurements only (panel_qr_ah_trace): when g_ah_trace is set, thread 0 of the top kernel
 // records clock64() at its phase boundaries (start, B and top block read, G, Algorithm 2,
-// V^T V, T, end) into g_ah_clocks.
-constexpr int kAhTracePoints = 8;
+// V^T V, T, end; then the Cholesky route's steps, ah_chol.cuh) into g_ah_clocks.
+constexpr int kAhTracePoints = 16;
 __device__ int g_ah_trace = 0;
 __device__ long long g_ah_clocks[kAhTracePoints];
 
