@@ -75,7 +75,7 @@ void trace_panel(gpuqr::Context& ctx, long h, long b, const char* prec) {
   Matrix<T> v(h, b, MemorySpace::device, ctx.device()), t(b, b, MemorySpace::device, ctx.device());
   Matrix<T> tau(b, 1, MemorySpace::device, ctx.device());
   kernels::cuda::panel_qr_ah_mode(1);
-  long long c[16] = {};
+  long long c[8] = {};
   for (int r = 0; r < 4; ++r) {
     Matrix<T> w = Matrix<T>::copy_of(a.view(), MemorySpace::device, ctx.device());
     kernels::cuda::panel_qr_ah_trace(r == 3);
@@ -91,10 +91,6 @@ void trace_panel(gpuqr::Context& ctx, long h, long b, const char* prec) {
               "write %lld total %lld\n",
               prec, h, b, c[1] - c[0], c[2] - c[1], c[3] - c[2], c[4] - c[3], c[5] - c[4],
               c[6] - c[5], c[6] - c[0]);
-  if (c[8] != 0)  // the Cholesky route (GPUQR_AH_WARP=2, 3): its steps within `factor`
-    std::printf("  cholesky route: chol %lld trsm %lld lu %lld m %lld d+out %lld t %lld\n",
-                c[8] - c[2], c[9] - c[8], c[10] - c[9], c[11] - c[10], c[12] - c[11],
-                c[13] != 0 ? c[13] - c[12] : 0LL);
 }
 
 }  // namespace

@@ -229,9 +229,8 @@ TEST_P(KernelTwins, PanelQrAhMatchesGeqr2OrDeclines) {
   // norm-update test declines and nothing is written (the Householder kernel then runs); on
   // columns whose squares leave the safe range likewise.
   // Every way of running Algorithm 2 (the whole thread block; one warp with the columns in
-  // registers; four warps with a quarter of the rows each) and of computing its outputs from
-  // Cholesky and the modified LU (ah_chol.cuh: T from V^T V, or from the LU) must give the same
-  // decisions and LAPACK's factors.
+  // registers; four warps with a quarter of the rows each, alone or with T formed alongside by
+  // three more) must give the same decisions and LAPACK's factors.
   struct Reset {
     ~Reset() {
       kernels::cuda::panel_qr_ah_mode(-1);
@@ -239,12 +238,11 @@ TEST_P(KernelTwins, PanelQrAhMatchesGeqr2OrDeclines) {
     }
   } reset;
   kernels::cuda::panel_qr_ah_mode(1);
-  for (const int warp : {4, 1, 0, 2, 3}) {
+  for (const int warp : {4, 1, 0, 5}) {
     SCOPED_TRACE(warp == 4   ? "Algorithm 2 by four warps"
                  : warp == 1 ? "Algorithm 2 by one warp"
                  : warp == 0 ? "Algorithm 2 by the thread block"
-                 : warp == 2 ? "Cholesky and LU, T from V^T V"
-                             : "Cholesky and LU, T from the LU");
+                             : "Algorithm 2 by four warps, T alongside");
     kernels::cuda::panel_qr_ah_warp_mode(warp);
     GPUQR_FOR_PRECISION(([&]<class T>() {
       std::uint64_t seed = 970;
@@ -354,8 +352,8 @@ TEST_P(KernelTwins, PanelQrUpdateStepMatchesTheTwin) {
   // larfb). Random and graded panels are factored by the step; rank-deficient ones and a
   // column whose squares leave the safe range are declined, and then the Householder kernel
   // and the update-only launch must give the same result. Heights across the cluster's
-  // slicing (96 to 4096, odd ones), widths 32 to 128; Algorithm 2 by four warps and by one,
-  // and its outputs by Cholesky and the modified LU.
+  // slicing (96 to 4096, odd ones), widths 32 to 128; Algorithm 2 by four warps (with T
+  // alongside or after) and by one.
   struct Reset {
     ~Reset() {
       kernels::cuda::panel_qr_ah_step_mode(-1);
@@ -363,10 +361,10 @@ TEST_P(KernelTwins, PanelQrUpdateStepMatchesTheTwin) {
     }
   } reset;
   kernels::cuda::panel_qr_ah_step_mode(1);
-  for (const int warp : {4, 1, 3}) {
+  for (const int warp : {4, 1, 5}) {
     SCOPED_TRACE(warp == 4   ? "Algorithm 2 by four warps"
                  : warp == 1 ? "Algorithm 2 by one warp"
-                             : "Cholesky and LU, T from the LU");
+                             : "Algorithm 2 by four warps, T alongside");
     kernels::cuda::panel_qr_ah_warp_mode(warp);
     GPUQR_FOR_PRECISION(([&]<class T>() {
       std::uint64_t seed = 5100;

@@ -8,7 +8,6 @@
 #include <cstdint>
 
 #include "src/core/qrf_ah_kernels.hpp"
-#include "src/cuda/ah_chol.cuh"
 #include "src/cuda/panel_qr.hpp"
 #include "src/cuda/qrf_ah_panel.cuh"
 #include "src/cuda/safe_range.cuh"
@@ -64,8 +63,7 @@ __device__ void gram_rows(const T* a, std::int64_t lda, std::int64_t r0, std::in
 /// outputs: R and V_T into a's top block, the explicit V's top rows into v, tau, T (t_out,
 /// when not null), D (d_out, kB x kB, when not null), *status = 1. Otherwise *status = 0 and
 /// nothing is written. Returns whether it factored (the same in every thread). `clocks`
-/// (may be null): clock64 at the phase boundaries 2..6, and the Cholesky route's in 8..13
-/// (measurements).
+/// (may be null): clock64 at the phase boundaries 2..6 (measurements).
 template <class T, int kTop>
 __device__ bool top_finish(T (*x)[kB + 1], T (*g)[kB + 1], T (*d)[kB + 1], T (*bg)[kB + 1],
                            T (*wb)[kB + 1], T* s_tau, int* s_ok, T* a, std::int64_t lda, int b,
@@ -105,21 +103,20 @@ __device__ bool top_finish(T (*x)[kB + 1], T (*g)[kB + 1], T (*d)[kB + 1], T (*b
     return false;  // uniform
   }
   // Algorithm 2 by the whole block, by warp 0 with the columns in registers, or by four
-  // warps with a quarter of the rows each (warp_factor 0, 1, 4); or its outputs from
-  // Cholesky and the modified LU by warp 0 (ah_chol.cuh), with T from V^T V as the others
-  // (2) or from the LU (3). All but the block's take full 32-column panels only (they are
+  // warps with a quarter of the rows each (warp_factor 0, 1, 4); or by four warps with
+  // larft's T formed alongside by three more (5: pipe_t_stage, T into wb; blocks of 256
+  // threads, else as 4). All but the block's take full 32-column panels only (they are
   // unrolled over them).
-  const bool chol = (warp_factor == 2 || warp_factor == 3) && b == kB;
-  const bool t_from_lu = chol && warp_factor == 3;
+  const bool pipe_t = warp_factor == 5 && b == kB && kTop >= 256;
   bool factored;
-  if (chol)
-    factored = ah::factor_block_chol<T, kB>(x, g, d, wb, s_tau, t_from_lu, threshold,
-                                            detail::kAhMaxAmplification, clocks);
-  else if (warp_factor == 1 && b == kB)
-    factored = ah::factor_block_warp<T, kB>(x, g, d, s_tau, threshold, detail::kAhMaxAmplification);
-  else if (warp_factor == 4 && b == kB && kTop >= 128)
+  if (pipe_t)
+    factored = ah::factor_block_warps<T, kB>(x, g, d, s_tau, threshold,
+                                             detail::kAhMaxAmplification, true, bg, wb);
+  else if ((warp_factor == 4 || warp_factor == 5) && b == kB && kTop >= 128)
     factored =
         ah::factor_block_warps<T, kB>(x, g, d, s_tau, threshold, detail::kAhMaxAmplification);
+  else if (warp_factor == 1 && b == kB)
+    factored = ah::factor_block_warp<T, kB>(x, g, d, s_tau, threshold, detail::kAhMaxAmplification);
   else
     factored = ah::factor_block<T, kB, kTop>(x, g, d, s_tau, b, threshold,
                                              detail::kAhMaxAmplification) == b;
@@ -128,7 +125,7 @@ __device__ bool top_finish(T (*x)[kB + 1], T (*g)[kB + 1], T (*d)[kB + 1], T (*b
     if (tid == 0) *status = 0;
     return false;  // uniform: nothing of the panel was written
   }
-  if (t_from_lu) {
+  if (pipe_t) {
     mark(4);
   } else {
   // M = V^T V = V_T^T V_T + D^T B D (V_B = P_B D, so V_B^T V_B = D^T B D), strictly upper
@@ -243,7 +240,7 @@ __device__ bool top_finish(T (*x)[kB + 1], T (*g)[kB + 1], T (*d)[kB + 1], T (*b
     a[i + j * lda] = x[j][i];
     v[i + j * ldv] = i > j ? x[j][i] : (i == j ? T(1) : T(0));
     if (d_out != nullptr) d_out[i + j * kB] = d[j][i];
-    if (t_out != nullptr) t_out[i + j * ldt] = g[j][i];
+    if (t_out != nullptr) t_out[i + j * ldt] = pipe_t ? wb[j][i] : g[j][i];
   }
   if (tid < b) tau_out[tid] = s_tau[tid];
   if (tid == 0) *status = 1;

@@ -65,8 +65,8 @@ constexpr std::int64_t kMinRowsDouble = 96, kMinRowsFloat = 96;
 
 // Measurements only (panel_qr_ah_trace): when g_ah_trace is set, thread 0 of the top kernel
 // records clock64() at its phase boundaries (start, B and top block read, G, Algorithm 2,
-// V^T V, T, end; then the Cholesky route's steps, ah_chol.cuh) into g_ah_clocks.
-constexpr int kAhTracePoints = 16;
+// V^T V, T, end) into g_ah_clocks.
+constexpr int kAhTracePoints = 8;
 __device__ int g_ah_trace = 0;
 __device__ long long g_ah_clocks[kAhTracePoints];
 
@@ -243,7 +243,7 @@ int panel_qr_ah_warp_factor() {
   static const int env_warp = [] {
     const char* text = std::getenv("GPUQR_AH_WARP");
     const int v = text != nullptr && *text != '\0' ? std::atoi(text) : kDefaultWarpFactor;
-    return v == 0 || v == 1 || v == 2 || v == 3 || v == 4 ? v : kDefaultWarpFactor;
+    return v == 0 || v == 1 || v == 4 || v == 5 ? v : kDefaultWarpFactor;
   }();
   const int mode = warp_override.load();
   return mode < 0 ? env_warp : mode;
