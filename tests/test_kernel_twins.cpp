@@ -229,8 +229,8 @@ TEST_P(KernelTwins, PanelQrAhMatchesGeqr2OrDeclines) {
   // norm-update test declines and nothing is written (the Householder kernel then runs); on
   // columns whose squares leave the safe range likewise.
   // Every way of running Algorithm 2 (the whole thread block; one warp with the columns in
-  // registers; four warps with a quarter of the rows each, alone or with T formed alongside by
-  // three more) must give the same decisions and LAPACK's factors.
+  // registers; four warps with a quarter of the rows each) must give the same decisions and
+  // LAPACK's factors.
   struct Reset {
     ~Reset() {
       kernels::cuda::panel_qr_ah_mode(-1);
@@ -238,11 +238,10 @@ TEST_P(KernelTwins, PanelQrAhMatchesGeqr2OrDeclines) {
     }
   } reset;
   kernels::cuda::panel_qr_ah_mode(1);
-  for (const int warp : {4, 1, 0, 5}) {
+  for (const int warp : {4, 1, 0}) {
     SCOPED_TRACE(warp == 4   ? "Algorithm 2 by four warps"
                  : warp == 1 ? "Algorithm 2 by one warp"
-                 : warp == 0 ? "Algorithm 2 by the thread block"
-                             : "Algorithm 2 by four warps, T alongside");
+                             : "Algorithm 2 by the thread block");
     kernels::cuda::panel_qr_ah_warp_mode(warp);
     GPUQR_FOR_PRECISION(([&]<class T>() {
       std::uint64_t seed = 970;
@@ -352,8 +351,7 @@ TEST_P(KernelTwins, PanelQrUpdateStepMatchesTheTwin) {
   // larfb). Random and graded panels are factored by the step; rank-deficient ones and a
   // column whose squares leave the safe range are declined, and then the Householder kernel
   // and the update-only launch must give the same result. Heights across the cluster's
-  // slicing (96 to 4096, odd ones), widths 32 to 128; Algorithm 2 by four warps (with T
-  // alongside or after) and by one.
+  // slicing (96 to 4096, odd ones), widths 32 to 128; Algorithm 2 by four warps and by one.
   struct Reset {
     ~Reset() {
       kernels::cuda::panel_qr_ah_step_mode(-1);
@@ -361,10 +359,8 @@ TEST_P(KernelTwins, PanelQrUpdateStepMatchesTheTwin) {
     }
   } reset;
   kernels::cuda::panel_qr_ah_step_mode(1);
-  for (const int warp : {4, 1, 5}) {
-    SCOPED_TRACE(warp == 4   ? "Algorithm 2 by four warps"
-                 : warp == 1 ? "Algorithm 2 by one warp"
-                             : "Algorithm 2 by four warps, T alongside");
+  for (const int warp : {4, 1}) {
+    SCOPED_TRACE(warp == 4 ? "Algorithm 2 by four warps" : "Algorithm 2 by one warp");
     kernels::cuda::panel_qr_ah_warp_mode(warp);
     GPUQR_FOR_PRECISION(([&]<class T>() {
       std::uint64_t seed = 5100;

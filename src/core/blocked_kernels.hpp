@@ -89,10 +89,9 @@ void panel_qr_ah_step_mode(int mode);
 bool panel_qr_ah_step_wanted(int device, int elem_bytes, std::int64_t h, std::int64_t b,
                              std::int64_t rest);
 /// Which threads run the AH panel's Algorithm 2 (tests and measurements): -1 = default (four
-/// warps unless GPUQR_AH_WARP says 0, 1 or 5), 0 = the block (factor_block), 1 = one warp with
+/// warps unless GPUQR_AH_WARP says 0 or 1), 0 = the block (factor_block), 1 = one warp with
 /// the columns in registers (factor_block_warp), 4 = four warps with a quarter of the rows
-/// each (factor_block_warps), 5 = those four warps with larft's T formed alongside by three
-/// more (pipe_t_stage). The warps' versions take 32-column panels; others the block's.
+/// each (factor_block_warps). The warps' versions take 32-column panels; others the block's.
 void panel_qr_ah_warp_mode(int mode);
 /// Measurements: while on, the AH panel's top kernel records clock64() at its 7 phase
 /// boundaries; panel_qr_ah_trace_clocks copies the last launch's 8 slots (synchronous).

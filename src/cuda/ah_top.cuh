@@ -103,20 +103,14 @@ __device__ bool top_finish(T (*x)[kB + 1], T (*g)[kB + 1], T (*d)[kB + 1], T (*b
     return false;  // uniform
   }
   // Algorithm 2 by the whole block, by warp 0 with the columns in registers, or by four
-  // warps with a quarter of the rows each (warp_factor 0, 1, 4); or by four warps with
-  // larft's T formed alongside by three more (5: pipe_t_stage, T into wb; blocks of 256
-  // threads, else as 4). All but the block's take full 32-column panels only (they are
-  // unrolled over them).
-  const bool pipe_t = warp_factor == 5 && b == kB && kTop >= 256;
+  // warps with a quarter of the rows each (warp_factor 0, 1, 4). The warps' versions take
+  // full 32-column panels only (they are unrolled over them).
   bool factored;
-  if (pipe_t)
-    factored = ah::factor_block_warps<T, kB>(x, g, d, s_tau, threshold,
-                                             detail::kAhMaxAmplification, true, bg, wb);
-  else if ((warp_factor == 4 || warp_factor == 5) && b == kB && kTop >= 128)
+  if (warp_factor == 1 && b == kB)
+    factored = ah::factor_block_warp<T, kB>(x, g, d, s_tau, threshold, detail::kAhMaxAmplification);
+  else if (warp_factor == 4 && b == kB && kTop >= 128)
     factored =
         ah::factor_block_warps<T, kB>(x, g, d, s_tau, threshold, detail::kAhMaxAmplification);
-  else if (warp_factor == 1 && b == kB)
-    factored = ah::factor_block_warp<T, kB>(x, g, d, s_tau, threshold, detail::kAhMaxAmplification);
   else
     factored = ah::factor_block<T, kB, kTop>(x, g, d, s_tau, b, threshold,
                                              detail::kAhMaxAmplification) == b;
@@ -125,9 +119,6 @@ __device__ bool top_finish(T (*x)[kB + 1], T (*g)[kB + 1], T (*d)[kB + 1], T (*b
     if (tid == 0) *status = 0;
     return false;  // uniform: nothing of the panel was written
   }
-  if (pipe_t) {
-    mark(4);
-  } else {
   // M = V^T V = V_T^T V_T + D^T B D (V_B = P_B D, so V_B^T V_B = D^T B D), strictly upper
   // part (all larft reads): g := E = B D first (D upper triangular), then M into bg's
   // strictly upper part, which E's products no longer read.
@@ -232,7 +223,6 @@ __device__ bool top_finish(T (*x)[kB + 1], T (*g)[kB + 1], T (*d)[kB + 1], T (*b
       __syncthreads();
     }
   }
-  }
   mark(5);
   // R and V_T in place, the explicit V's top rows, tau, T, D for the scaling kernel.
   for (int idx = tid; idx < b * b; idx += kTop) {
@@ -240,7 +230,7 @@ __device__ bool top_finish(T (*x)[kB + 1], T (*g)[kB + 1], T (*d)[kB + 1], T (*b
     a[i + j * lda] = x[j][i];
     v[i + j * ldv] = i > j ? x[j][i] : (i == j ? T(1) : T(0));
     if (d_out != nullptr) d_out[i + j * kB] = d[j][i];
-    if (t_out != nullptr) t_out[i + j * ldt] = pipe_t ? wb[j][i] : g[j][i];
+    if (t_out != nullptr) t_out[i + j * ldt] = g[j][i];
   }
   if (tid < b) tau_out[tid] = s_tau[tid];
   if (tid == 0) *status = 1;

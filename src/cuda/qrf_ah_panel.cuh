@@ -230,52 +230,6 @@ __device__ bool factor_block_warp(T (*x)[kB + 1], T (*g)[kB + 1], T (*d)[kB + 1]
   return s_good != 0;
 }
 
-/// larft's T for the AH panel, column by column while Algorithm 2 runs (factor_block_warps
-/// with pipe_t): warps 4, 5 and 6 of the block, which Algorithm 2 leaves idle, each do one
-/// stage for one column between two of its per-step block barriers, a few columns behind the
-/// step: column j of V (V_T's in x below the diagonal, D's in d) is final after step j and
-/// published during step j + 1; then E(:, j) = B D(:, j) (warp 4, step j + 2), M(l, j) =
-/// V(:, l)^T V(:, j) = V_T(:, l)^T V_T(:, j) + D(:, l)^T E(:, j) for l < j (warp 5, step j + 3),
-/// T(:, j) = -tau_j T(:, 0:j) M(0:j, j) (warp 6, step j + 4), into tq ([col][row]). The block's
-/// barriers are the only synchronization: each stage reads what an earlier step wrote.
-/// `k` is the step (32..35: the steps after the loop); compile-time after unrolling.
-template <class T, int kB>
-__device__ __forceinline__ void pipe_t_stage(int k, const T (*x)[kB + 1], const T (*d)[kB + 1],
-                                             const T (*bg)[kB + 1], T (*tq)[kB + 1],
-                                             T (*s_e)[kB], T (*s_m)[kB], const T* s_t) {
-  const int tid = static_cast<int>(threadIdx.x), w = tid >> 5, lane = tid & 31;
-  if (w == 4 && k >= 2 && k - 2 < kB) {
-    const int j = k - 2;
-    T e = 0;  // E(lane, j) = sum over c <= j of B(lane, c) D(c, j)
-#pragma unroll
-    for (int c = 0; c <= j; ++c) e = fma(bg[c][lane], d[j][c], e);
-    s_e[j & 1][lane] = e;
-  } else if (w == 5 && k >= 3 && k - 3 < kB) {
-    const int j = k - 3;
-    if (lane < j) {
-      const int l = lane;
-      // V_T(:, j) is 1 in row j and zero above it; D(:, l) is zero below row l.
-      T s0 = x[l][j], s1 = 0;
-#pragma unroll
-      for (int r = j + 1; r < kB; ++r) s0 = fma(x[l][r], x[j][r], s0);
-#pragma unroll
-      for (int r = 0; r < kB; ++r) s1 = fma(d[l][r], s_e[j & 1][r], s1);
-      s_m[j & 1][l] = s0 + s1;
-    }
-  } else if (w == 6 && k >= 4 && k - 4 < kB) {
-    const int j = k - 4, i = lane;
-    T s0 = 0, s1 = 0;  // sum over i <= l < j of T(i, l) M(l, j) (T(i, l) = 0 for l < i)
-#pragma unroll
-    for (int l = 0; l + 1 < j; l += 2) {
-      s0 = fma(tq[l][i], s_m[j & 1][l], s0);
-      s1 = fma(tq[l + 1][i], s_m[j & 1][l + 1], s1);
-    }
-    if (j % 2 == 1) s0 = fma(tq[j - 1][i], s_m[j & 1][j - 1], s0);
-    const T tj = s_t[j];
-    tq[j][i] = i < j ? -tj * (s0 + s1) : (i == j ? tj : T(0));
-  }
-}
-
 /// factor_block_warp's arithmetic by kW = 4 warps, warp w holding rows 8w..8w+7 of every
 /// column (lane j: column j) of X / D and G, so that a step's bulk updates are a quarter of
 /// the single warp's. The warp holding row k (the step's owner) brings that row up to date,
@@ -284,15 +238,10 @@ __device__ __forceinline__ void pipe_t_stage(int k, const T (*x)[kB + 1], const 
 /// which every warp applies the step to its rows (column k's entries by shuffles within the warp,
 /// R's row k from the published row). The owner updates row k before its other rows, so the chain
 /// from step to step is the owner's pivot, scalars and publication plus one block barrier. Same
-/// contract as factor_block_warp; the block has at least 128 threads. With pipe_t (a block
-/// of at least 224 threads) it also forms larft's T in tq (pipe_t_stage; bg = B, read only),
-/// valid when it returns true. (A run-time flag, not a template parameter: a second
-/// instantiation would double the static shared memory, past the 48 KB limit in FP64.)
+/// contract as factor_block_warp; the block has at least 128 threads.
 template <class T, int kB>
 __device__ bool factor_block_warps(T (*x)[kB + 1], T (*g)[kB + 1], T (*d)[kB + 1], T* tau,
-                                   double threshold, double max_amplification,
-                                   bool pipe_t = false, const T (*bg)[kB + 1] = nullptr,
-                                   T (*tq)[kB + 1] = nullptr) {
+                                   double threshold, double max_amplification) {
   static_assert(kB == 32, "32 columns");
   constexpr int kW = 4, kR = kB / kW;  // warps, rows per warp
   constexpr unsigned kAll = 0xffffffffu;
@@ -301,7 +250,6 @@ __device__ bool factor_block_warps(T (*x)[kB + 1], T (*g)[kB + 1], T (*d)[kB + 1
   __shared__ T s_twr[2][kB], s_rk[2][kB];  // step k's w_j / sigma and R(k, j), by parity
   __shared__ T s_kappa[kW][kB];
   __shared__ int s_good;
-  __shared__ T s_e[2][kB], s_m[2][kB];  // pipe_t_stage's E and M columns
   const int tid = static_cast<int>(threadIdx.x);
   // The block's other warps only take part in the barriers (block barriers: with a named
   // barrier of the four warps, compute-sanitizer's racecheck reported races across the
@@ -360,22 +308,6 @@ __device__ bool factor_block_warps(T (*x)[kB + 1], T (*g)[kB + 1], T (*d)[kB + 1
 #pragma unroll
       for (int r = 0; r < kR; ++r) update_row(k - 1, r);
     }
-    if (pipe_t) {
-      // Column k - 1 is final (step k - 1's update, applied above, was its last): publish it
-      // scaled, as the end below writes it.
-      if (active && k > 0 && j == k - 1) {
-        const T rs = s_rs[k - 1];
-#pragma unroll
-        for (int r = 0; r < kR; ++r) {
-          const int i = row0 + r;
-          if (i > j)
-            x[j][i] = xd[r] * rs;
-          else
-            d[j][i] = i == j ? rs : xd[r] * rs;
-        }
-      }
-      pipe_t_stage<T, kB>(k, x, d, bg, tq, s_e, s_m, s_t);
-    }
     __syncthreads();
     twr_prev = s_twr[k & 1][j];
     rkj_prev = s_rk[k & 1][j];
@@ -385,9 +317,6 @@ __device__ bool factor_block_warps(T (*x)[kB + 1], T (*g)[kB + 1], T (*d)[kB + 1
 #pragma unroll
     for (int r = 0; r < kR; ++r) update_row(kB - 1, r);
     const T my_rs = s_rs[j];
-    // With pipe_t columns 0..30 were published (the same values) and warps 4-6 may be
-    // reading them: only R's diagonal, which they never read, and column 31 are written.
-    const bool write_v = !pipe_t || j == kB - 1;
     T kappa = 0;
 #pragma unroll
     for (int r = 0; r < kR; ++r) {
@@ -395,17 +324,15 @@ __device__ bool factor_block_warps(T (*x)[kB + 1], T (*g)[kB + 1], T (*d)[kB + 1
       xd[r] = i == j ? my_rs : xd[r] * my_rs;
       if (i <= j) kappa += fabs(xd[r]) * s_cnorm[i];
       if (i > j) {
-        if (write_v) x[j][i] = xd[r];
+        x[j][i] = xd[r];
       } else {
         if (i == j) x[j][i] = s_alpha[j];
-        if (write_v) d[j][i] = xd[r];
+        d[j][i] = xd[r];
       }
     }
     s_kappa[w][j] = kappa;
   }
-  if (pipe_t) pipe_t_stage<T, kB>(kB, x, d, bg, tq, s_e, s_m, s_t);
   __syncthreads();
-  if (pipe_t) pipe_t_stage<T, kB>(kB + 1, x, d, bg, tq, s_e, s_m, s_t);
   if (w == 0) {
     T kap = 0;
 #pragma unroll
@@ -420,12 +347,6 @@ __device__ bool factor_block_warps(T (*x)[kB + 1], T (*g)[kB + 1], T (*d)[kB + 1
     if (j == 0) s_good = any_bad ? 0 : 1;
   }
   __syncthreads();
-  if (pipe_t) {  // uniform
-    pipe_t_stage<T, kB>(kB + 2, x, d, bg, tq, s_e, s_m, s_t);
-    __syncthreads();
-    pipe_t_stage<T, kB>(kB + 3, x, d, bg, tq, s_e, s_m, s_t);
-    __syncthreads();
-  }
   return s_good != 0;
 }
 
