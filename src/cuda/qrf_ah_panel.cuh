@@ -231,29 +231,29 @@ __device__ bool factor_block_warp(T (*x)[kB + 1], T (*g)[kB + 1], T (*d)[kB + 1]
 }
 
 /// factor_block_warp's arithmetic by kW = 4 warps, warp w holding rows 8w..8w+7 of every
-/// column (lane j: column j) of X / D and G. Warp w owns steps 8w..8w+7, and those steps read
-/// only its own rows (the pivot rows) besides the column entries its lanes hold, so it runs
-/// them back to back with every exchange a shuffle and no barrier (its other rows take each
-/// step right after the next pivot row: the chain from step to step is one warp's pivot,
-/// scalars, R(k, k + 1) and the next pivot row's update). It publishes each step's w_j /
-/// sigma in d[j][k] and R(k, j) in x[j][k] (j > k: places the end overwrites or keeps); after
-/// one block barrier per 8 steps the other warps apply the owner's 8 steps to their rows, in
-/// order, from the published values (the next owner first of all: that is on the chain), while
-/// the next owner runs its steps. 5 block barriers in all where the previous version had one a
-/// step (ncu, session 28: 47% of its warps' cycles were barrier stalls). Same contract as
-/// factor_block_warp; the block has at least 128 threads.
+/// column (lane j: column j) of X / D and G, so that a step's bulk updates are a quarter of
+/// the single warp's. The warp holding row k (the step's owner) brings that row up to date,
+/// computes the step's scalars, w and R(k, :) for every column, and publishes w / sigma and
+/// R(k, j) per lane in shared memory (two buffers, by step parity); one barrier per step, after
+/// which every warp applies the step to its rows (column k's entries by shuffles within the warp,
+/// R's row k from the published row). The owner updates row k before its other rows, so the chain
+/// from step to step is the owner's pivot, scalars and publication plus one block barrier. Same
+/// contract as factor_block_warp; the block has at least 128 threads.
 template <class T, int kB>
 __device__ bool factor_block_warps(T (*x)[kB + 1], T (*g)[kB + 1], T (*d)[kB + 1], T* tau,
                                    double threshold, double max_amplification) {
   static_assert(kB == 32, "32 columns");
-  constexpr int kW = 4, kR = kB / kW;  // warps, rows (and steps) per warp
+  constexpr int kW = 4, kR = kB / kW;  // warps, rows per warp
   constexpr unsigned kAll = 0xffffffffu;
   __shared__ T s_cnorm[kB];
   __shared__ T s_t[kB], s_rs[kB], s_alpha[kB], s_piv[kB];
+  __shared__ T s_twr[2][kB], s_rk[2][kB];  // step k's w_j / sigma and R(k, j), by parity
   __shared__ T s_kappa[kW][kB];
   __shared__ int s_good;
   const int tid = static_cast<int>(threadIdx.x);
-  // The block's other warps only take part in the barriers.
+  // The block's other warps only take part in the barriers (block barriers: with a named
+  // barrier of the four warps, compute-sanitizer's racecheck reported races across the
+  // block barriers after it, session 17 run 3).
   const bool active = tid < kW * 32;
   const int j = tid & 31, w = tid >> 5, row0 = w * kR;
   T xd[kR], gc[kR];
@@ -263,74 +263,59 @@ __device__ bool factor_block_warps(T (*x)[kB + 1], T (*g)[kB + 1], T (*d)[kB + 1
     gc[r] = active ? g[j][row0 + r] : T(0);
   }
   if (w == 0) s_cnorm[j] = sqrt(g[j][j]);  // in the safe range (the caller checked)
-  __syncthreads();  // every warp has read x and g before the owners write into them
-  // Step k applied to this warp's rows (not the owner's) from the published values, in order
-  // (column k's entries in these rows, lane k's, must have taken steps 0..k-1).
-  auto catch_up = [&](int k) {
-    const T twr = j > k ? d[j][k] : T(0);
-    const T rkj = j > k ? x[j][k] : T(0);
-#pragma unroll
-    for (int r = 0; r < kR; ++r) {
-      const int i = row0 + r;
-      const T c = __shfl_sync(kAll, xd[r], k);
-      xd[r] = fma(-twr, c, xd[r]);
-      if (i > k) gc[r] = fma(-x[i][k], rkj, gc[r]);
-    }
+  T twr_prev = 0, rkj_prev = 0;            // this lane's step k - 1 values
+  // Step k1's update of this warp's row r (its global row i = row0 + r); row k1 itself was
+  // set by its owner.
+  auto update_row = [&](int k1, int r) {
+    const int i = row0 + r;
+    const T c = __shfl_sync(kAll, xd[r], k1);  // column k1's entry in row i (lane k1)
+    if (i != k1) xd[r] = fma(-twr_prev, c, xd[r]);
+    if (i > k1) gc[r] = fma(-s_rk[k1 & 1][i], rkj_prev, gc[r]);
   };
 #pragma unroll
-  for (int blk = 0; blk < kW; ++blk) {
-    if (w == blk) {  // uniform per warp
-      if (blk > 0) {
-#pragma unroll
-        for (int k = kR * (blk - 1); k < kR * blk; ++k) catch_up(k);
+  for (int k = 0; k < kB; ++k) {
+    const int rk = k % kR;  // row k's place in its owner warp
+    if (w == k / kR) {      // uniform per warp
+      if (k > 0) update_row(k - 1, rk);
+      const T gkk = __shfl_sync(kAll, gc[rk], k);
+      const T xkk = __shfl_sync(kAll, xd[rk], k);
+      const T rnu = batched::refined_rsqrt(gkk);
+      const T nu = gkk * rnu;
+      const T sg = xkk >= T(0) ? T(1) : T(-1);
+      const T t = fma(fabs(xkk), rnu, T(1));
+      const T rs = batched::refined_rcp(fma(sg, nu, xkk));
+      const bool later = j > k;
+      const T xjk = xd[rk];
+      const T tw = later ? t * fma(fma(-xkk, xjk, gc[rk]), rs, xjk) : T(0);
+      const T rkj = later ? xjk - tw : T(0);
+      const T twr = tw * rs;
+      s_twr[k & 1][j] = twr;
+      s_rk[k & 1][j] = rkj;
+      if (later) x[j][k] = rkj;  // R's row k
+      if (j == 0) {
+        s_t[k] = t;
+        s_rs[k] = rs;
+        s_alpha[k] = -sg * nu;
+        s_piv[k] = gkk;
       }
+      xd[rk] = later ? -twr : xd[rk];  // D(k, j)
+      if (k > 0) {
 #pragma unroll
-      for (int s = 0; s < kR; ++s) {
-        const int k = kR * blk + s;
-        const T gkk = __shfl_sync(kAll, gc[s], k);
-        const T xkk = __shfl_sync(kAll, xd[s], k);
-        const T rnu = batched::refined_rsqrt(gkk);
-        const T nu = gkk * rnu;
-        const T sg = xkk >= T(0) ? T(1) : T(-1);
-        const T t = fma(fabs(xkk), rnu, T(1));
-        const T rs = batched::refined_rcp(fma(sg, nu, xkk));
-        const bool later = j > k;
-        const T xjk = xd[s];
-        const T tw = later ? t * fma(fma(-xkk, xjk, gc[s]), rs, xjk) : T(0);
-        const T rkj = later ? xjk - tw : T(0);  // R(k, j)
-        const T twr = tw * rs;
-        if (later) {
-          x[j][k] = rkj;  // R's row k
-          d[j][k] = twr;  // published for the other warps (the end overwrites it with D)
-        }
-        if (j == 0) {
-          s_t[k] = t;
-          s_rs[k] = rs;
-          s_alpha[k] = -sg * nu;
-          s_piv[k] = gkk;
-        }
-        xd[s] = later ? -twr : xd[s];  // D(k, j)
-        // Step k on this warp's other rows, the next pivot row first.
-#pragma unroll
-        for (int q = 1; q < kR; ++q) {
-          const int r = (s + q) % kR, i = row0 + r;
-          const T c = __shfl_sync(kAll, xd[r], k);  // column k's entry in row i
-          xd[r] = fma(-twr, c, xd[r]);
-          if (i > k) gc[r] = fma(-__shfl_sync(kAll, rkj, i), rkj, gc[r]);  // R(k, i) R(k, j)
-        }
+        for (int r = 0; r < kR; ++r)
+          if (r != rk) update_row(k - 1, r);
       }
-    } else if (active && blk > 0 && w != blk - 1) {
+    } else if (k > 0 && active) {
 #pragma unroll
-      for (int k = kR * (blk - 1); k < kR * blk; ++k) catch_up(k);
+      for (int r = 0; r < kR; ++r) update_row(k - 1, r);
     }
     __syncthreads();
+    twr_prev = s_twr[k & 1][j];
+    rkj_prev = s_rk[k & 1][j];
   }
-  if (active && w != kW - 1) {
-#pragma unroll
-    for (int k = kB - kR; k < kB; ++k) catch_up(k);
-  }
-  __syncthreads();  // the published values are read before the end overwrites them
   if (active) {
+    // Step 31's update.
+#pragma unroll
+    for (int r = 0; r < kR; ++r) update_row(kB - 1, r);
     const T my_rs = s_rs[j];
     T kappa = 0;
 #pragma unroll
