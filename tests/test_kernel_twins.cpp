@@ -238,11 +238,12 @@ TEST_P(KernelTwins, PanelQrAhMatchesGeqr2OrDeclines) {
     }
   } reset;
   kernels::cuda::panel_qr_ah_mode(1);
-  for (const int warp : {4, 1, 0, 6}) {
+  for (const int warp : {4, 1, 0, 6, 7}) {
     SCOPED_TRACE(warp == 4   ? "Algorithm 2 by four warps"
                  : warp == 1 ? "Algorithm 2 by one warp"
                  : warp == 0 ? "Algorithm 2 by the thread block"
-                             : "Algorithm 2 by four warps, rows interleaved");
+                 : warp == 6 ? "Algorithm 2 by four warps, rows interleaved"
+                             : "Algorithm 2 by four warps, rows interleaved, short reciprocals");
     kernels::cuda::panel_qr_ah_warp_mode(warp);
     GPUQR_FOR_PRECISION(([&]<class T>() {
       std::uint64_t seed = 970;
@@ -360,10 +361,11 @@ TEST_P(KernelTwins, PanelQrUpdateStepMatchesTheTwin) {
     }
   } reset;
   kernels::cuda::panel_qr_ah_step_mode(1);
-  for (const int warp : {4, 1, 6}) {
+  for (const int warp : {4, 1, 6, 7}) {
     SCOPED_TRACE(warp == 4   ? "Algorithm 2 by four warps"
                  : warp == 1 ? "Algorithm 2 by one warp"
-                             : "Algorithm 2 by four warps, rows interleaved");
+                 : warp == 6 ? "Algorithm 2 by four warps, rows interleaved"
+                             : "Algorithm 2 by four warps, rows interleaved, short reciprocals");
     kernels::cuda::panel_qr_ah_warp_mode(warp);
     GPUQR_FOR_PRECISION(([&]<class T>() {
       std::uint64_t seed = 5100;

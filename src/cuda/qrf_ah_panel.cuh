@@ -374,8 +374,10 @@ __device__ bool factor_block_warps(T (*x)[kB + 1], T (*g)[kB + 1], T (*d)[kB + 1
 /// (k - 1). So in step k the owner takes k - 1 on row k alone, the previous owner k - 2 and
 /// k - 1 on its other rows, every other warp k - 1. Each entry gets the same operations in
 /// the same order as in factor_block_warps; the amplification sums add the rows in another
-/// order. Same contract as factor_block_warps.
-template <class T, int kB>
+/// order. Same contract as factor_block_warps. kShortChain: the step's reciprocal square root
+/// and reciprocal by batched::short_chain_rsqrt / short_chain_rcp (FP64: 3 fewer dependent
+/// operations on the step's chain).
+template <class T, int kB, bool kShortChain = false>
 __device__ bool factor_block_warps_interleaved(T (*x)[kB + 1], T (*g)[kB + 1], T (*d)[kB + 1],
                                                T* tau, double threshold, double max_amplification,
                                                WarpsShared<T, kB>& sh) {
@@ -412,11 +414,12 @@ __device__ bool factor_block_warps_interleaved(T (*x)[kB + 1], T (*g)[kB + 1], T
       if (k > 0) take(k - 1, s, s_twr[(k - 1) % 3][j], s_rk[(k - 1) % 3][j]);
       const T gkk = __shfl_sync(kAll, gc[s], k);
       const T xkk = __shfl_sync(kAll, xd[s], k);
-      const T rnu = batched::refined_rsqrt(gkk);
+      const T rnu = kShortChain ? batched::short_chain_rsqrt(gkk) : batched::refined_rsqrt(gkk);
       const T nu = gkk * rnu;
       const T sg = xkk >= T(0) ? T(1) : T(-1);
       const T t = fma(fabs(xkk), rnu, T(1));
-      const T rs = batched::refined_rcp(fma(sg, nu, xkk));
+      const T sigma = fma(sg, nu, xkk);
+      const T rs = kShortChain ? batched::short_chain_rcp(sigma) : batched::refined_rcp(sigma);
       const bool later = j > k;
       const T xjk = xd[s];
       const T tw = later ? t * fma(fma(-xkk, xjk, gc[s]), rs, xjk) : T(0);
