@@ -229,8 +229,8 @@ TEST_P(KernelTwins, PanelQrAhMatchesGeqr2OrDeclines) {
   // norm-update test declines and nothing is written (the Householder kernel then runs); on
   // columns whose squares leave the safe range likewise.
   // Every way of running Algorithm 2 (the whole thread block; one warp with the columns in
-  // registers; four warps with a quarter of the rows each) must give the same decisions and
-  // LAPACK's factors.
+  // registers; four warps with a quarter of the rows each, in blocks or interleaved) must give
+  // the same decisions and LAPACK's factors.
   struct Reset {
     ~Reset() {
       kernels::cuda::panel_qr_ah_mode(-1);
@@ -238,10 +238,12 @@ TEST_P(KernelTwins, PanelQrAhMatchesGeqr2OrDeclines) {
     }
   } reset;
   kernels::cuda::panel_qr_ah_mode(1);
-  for (const int warp : {4, 1, 0}) {
+  for (const int warp : {4, 1, 0, 6, 7}) {
     SCOPED_TRACE(warp == 4   ? "Algorithm 2 by four warps"
                  : warp == 1 ? "Algorithm 2 by one warp"
-                             : "Algorithm 2 by the thread block");
+                 : warp == 0 ? "Algorithm 2 by the thread block"
+                 : warp == 6 ? "Algorithm 2 by four warps, rows interleaved"
+                             : "Algorithm 2 by four warps, rows interleaved, short reciprocals");
     kernels::cuda::panel_qr_ah_warp_mode(warp);
     GPUQR_FOR_PRECISION(([&]<class T>() {
       std::uint64_t seed = 970;
@@ -359,8 +361,11 @@ TEST_P(KernelTwins, PanelQrUpdateStepMatchesTheTwin) {
     }
   } reset;
   kernels::cuda::panel_qr_ah_step_mode(1);
-  for (const int warp : {4, 1}) {
-    SCOPED_TRACE(warp == 4 ? "Algorithm 2 by four warps" : "Algorithm 2 by one warp");
+  for (const int warp : {4, 1, 6, 7}) {
+    SCOPED_TRACE(warp == 4   ? "Algorithm 2 by four warps"
+                 : warp == 1 ? "Algorithm 2 by one warp"
+                 : warp == 6 ? "Algorithm 2 by four warps, rows interleaved"
+                             : "Algorithm 2 by four warps, rows interleaved, short reciprocals");
     kernels::cuda::panel_qr_ah_warp_mode(warp);
     GPUQR_FOR_PRECISION(([&]<class T>() {
       std::uint64_t seed = 5100;

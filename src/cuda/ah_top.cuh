@@ -103,14 +103,22 @@ __device__ bool top_finish(T (*x)[kB + 1], T (*g)[kB + 1], T (*d)[kB + 1], T (*b
     return false;  // uniform
   }
   // Algorithm 2 by the whole block, by warp 0 with the columns in registers, or by four
-  // warps with a quarter of the rows each (warp_factor 0, 1, 4). The warps' versions take
-  // full 32-column panels only (they are unrolled over them).
+  // warps with a quarter of the rows each, in blocks of 8 or interleaved (warp_factor 0, 1,
+  // 4, 6; 7: interleaved with the shorter reciprocal chains). The warps' versions take full
+  // 32-column panels only (they are unrolled over them).
+  __shared__ ah::WarpsShared<T, kB> s_warps;  // the four warps' versions' scalars
   bool factored;
   if (warp_factor == 1 && b == kB)
     factored = ah::factor_block_warp<T, kB>(x, g, d, s_tau, threshold, detail::kAhMaxAmplification);
   else if (warp_factor == 4 && b == kB && kTop >= 128)
-    factored =
-        ah::factor_block_warps<T, kB>(x, g, d, s_tau, threshold, detail::kAhMaxAmplification);
+    factored = ah::factor_block_warps<T, kB>(x, g, d, s_tau, threshold, detail::kAhMaxAmplification,
+                                             s_warps);
+  else if (warp_factor == 6 && b == kB && kTop >= 128)
+    factored = ah::factor_block_warps_interleaved<T, kB>(x, g, d, s_tau, threshold,
+                                                         detail::kAhMaxAmplification, s_warps);
+  else if (warp_factor == 7 && b == kB && kTop >= 128)
+    factored = ah::factor_block_warps_interleaved<T, kB, true>(
+        x, g, d, s_tau, threshold, detail::kAhMaxAmplification, s_warps);
   else
     factored = ah::factor_block<T, kB, kTop>(x, g, d, s_tau, b, threshold,
                                              detail::kAhMaxAmplification) == b;

@@ -55,7 +55,9 @@ int panel_qr_ah_override();
 int panel_qr_ah_warp_override();
 /// How the AH panel's b x b kernel runs Algorithm 2 (panel_qr_ah_warp_mode's values, the
 /// override if set, else GPUQR_AH_WARP, else the default): 0 the block, 1 one warp, 4 four
-/// warps (ah::factor_block, factor_block_warp, factor_block_warps).
+/// warps, 6 four warps with the rows interleaved, 7 the same with the shorter reciprocal
+/// chains (ah::factor_block, factor_block_warp, factor_block_warps,
+/// factor_block_warps_interleaved).
 int panel_qr_ah_warp_factor();
 /// 0 when the AH panel is off (GPUQR_PANEL_AH=0, or panel_qr_ah_mode(0)), else the fewest
 /// rows a panel of elem_bytes entries needs to take it (GPUQR_PANEL_AH_MIN_ROWS, or the

@@ -243,7 +243,7 @@ int panel_qr_ah_warp_factor() {
   static const int env_warp = [] {
     const char* text = std::getenv("GPUQR_AH_WARP");
     const int v = text != nullptr && *text != '\0' ? std::atoi(text) : kDefaultWarpFactor;
-    return v == 0 || v == 1 || v == 4 ? v : kDefaultWarpFactor;
+    return v == 0 || v == 1 || v == 4 || v == 6 || v == 7 ? v : kDefaultWarpFactor;
   }();
   const int mode = warp_override.load();
   return mode < 0 ? env_warp : mode;

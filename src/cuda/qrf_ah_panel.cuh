@@ -230,6 +230,19 @@ __device__ bool factor_block_warp(T (*x)[kB + 1], T (*g)[kB + 1], T (*d)[kB + 1]
   return s_good != 0;
 }
 
+/// The shared scalars of factor_block_warps and factor_block_warps_interleaved, declared once
+/// by their caller (static shared arrays inside each would be allocated for both, past the
+/// 48 KB of static shared memory in FP64): the column norms, each step's scalars, the last
+/// steps' w_j / sigma and R(k, j) (by k mod 3; factor_block_warps uses two), the
+/// amplification test's partial sums, the verdict.
+template <class T, int kB>
+struct WarpsShared {
+  T cnorm[kB], t[kB], rs[kB], alpha[kB], piv[kB];
+  T twr[3][kB], rk[3][kB];
+  T kappa[4][kB];
+  int good;
+};
+
 /// factor_block_warp's arithmetic by kW = 4 warps, warp w holding rows 8w..8w+7 of every
 /// column (lane j: column j) of X / D and G, so that a step's bulk updates are a quarter of
 /// the single warp's. The warp holding row k (the step's owner) brings that row up to date,
@@ -241,15 +254,17 @@ __device__ bool factor_block_warp(T (*x)[kB + 1], T (*g)[kB + 1], T (*d)[kB + 1]
 /// contract as factor_block_warp; the block has at least 128 threads.
 template <class T, int kB>
 __device__ bool factor_block_warps(T (*x)[kB + 1], T (*g)[kB + 1], T (*d)[kB + 1], T* tau,
-                                   double threshold, double max_amplification) {
+                                   double threshold, double max_amplification,
+                                   WarpsShared<T, kB>& sh) {
   static_assert(kB == 32, "32 columns");
   constexpr int kW = 4, kR = kB / kW;  // warps, rows per warp
   constexpr unsigned kAll = 0xffffffffu;
-  __shared__ T s_cnorm[kB];
-  __shared__ T s_t[kB], s_rs[kB], s_alpha[kB], s_piv[kB];
-  __shared__ T s_twr[2][kB], s_rk[2][kB];  // step k's w_j / sigma and R(k, j), by parity
-  __shared__ T s_kappa[kW][kB];
-  __shared__ int s_good;
+  T* s_cnorm = sh.cnorm;
+  T *s_t = sh.t, *s_rs = sh.rs, *s_alpha = sh.alpha, *s_piv = sh.piv;
+  T(*s_twr)[kB] = sh.twr;  // step k's w_j / sigma and R(k, j), by parity
+  T(*s_rk)[kB] = sh.rk;
+  T(*s_kappa)[kB] = sh.kappa;
+  int& s_good = sh.good;
   const int tid = static_cast<int>(threadIdx.x);
   // The block's other warps only take part in the barriers (block barriers: with a named
   // barrier of the four warps, compute-sanitizer's racecheck reported races across the
@@ -321,6 +336,134 @@ __device__ bool factor_block_warps(T (*x)[kB + 1], T (*g)[kB + 1], T (*d)[kB + 1
 #pragma unroll
     for (int r = 0; r < kR; ++r) {
       const int i = row0 + r;
+      xd[r] = i == j ? my_rs : xd[r] * my_rs;
+      if (i <= j) kappa += fabs(xd[r]) * s_cnorm[i];
+      if (i > j) {
+        x[j][i] = xd[r];
+      } else {
+        if (i == j) x[j][i] = s_alpha[j];
+        d[j][i] = xd[r];
+      }
+    }
+    s_kappa[w][j] = kappa;
+  }
+  __syncthreads();
+  if (w == 0) {
+    T kap = 0;
+#pragma unroll
+    for (int q = 0; q < kW; ++q) kap += s_kappa[q][j];
+    const T my_t = s_t[j];
+    tau[j] = my_t;
+    bool bad = j > 0 && !(static_cast<double>(s_piv[j]) > threshold * static_cast<double>(g[j][j]));
+    if (j > 0 &&
+        !(static_cast<double>(kap) * sqrt(0.5 * static_cast<double>(my_t)) <= max_amplification))
+      bad = true;
+    const bool any_bad = __any_sync(kAll, bad);
+    if (j == 0) s_good = any_bad ? 0 : 1;
+  }
+  __syncthreads();
+  return s_good != 0;
+}
+
+/// factor_block_warps with the rows interleaved over the four warps (row i on warp i mod 4,
+/// lane j: column j), so that step k's owner (warp k mod 4) changes every step and updates
+/// only its pivot row before the step's barrier; its other rows take step k - 1 in the next
+/// step, beside step k, while the next owner runs the chain (s_twr / s_rk keep three steps).
+/// At the start of step k every warp has taken steps 0..k-2 on all its rows and step k - 1
+/// on none, except the owner of step k - 1, which has taken k - 2 only on its pivot row
+/// (k - 1). So in step k the owner takes k - 1 on row k alone, the previous owner k - 2 and
+/// k - 1 on its other rows, every other warp k - 1. Each entry gets the same operations in
+/// the same order as in factor_block_warps; the amplification sums add the rows in another
+/// order. Same contract as factor_block_warps. kShortChain: the step's reciprocal square root
+/// and reciprocal by batched::short_chain_rsqrt / short_chain_rcp (FP64: 3 fewer dependent
+/// operations on the step's chain).
+template <class T, int kB, bool kShortChain = false>
+__device__ bool factor_block_warps_interleaved(T (*x)[kB + 1], T (*g)[kB + 1], T (*d)[kB + 1],
+                                               T* tau, double threshold, double max_amplification,
+                                               WarpsShared<T, kB>& sh) {
+  static_assert(kB == 32, "32 columns");
+  constexpr int kW = 4, kR = kB / kW;  // warps, rows per warp
+  constexpr unsigned kAll = 0xffffffffu;
+  T* s_cnorm = sh.cnorm;
+  T *s_t = sh.t, *s_rs = sh.rs, *s_alpha = sh.alpha, *s_piv = sh.piv;
+  T(*s_twr)[kB] = sh.twr;  // steps' w_j / sigma and R(k, j), by k mod 3
+  T(*s_rk)[kB] = sh.rk;
+  T(*s_kappa)[kB] = sh.kappa;
+  int& s_good = sh.good;
+  const int tid = static_cast<int>(threadIdx.x);
+  const bool active = tid < kW * 32;
+  const int j = tid & 31, w = tid >> 5;
+  T xd[kR], gc[kR];  // rows w + kW r
+#pragma unroll
+  for (int r = 0; r < kR; ++r) {
+    xd[r] = active ? x[j][w + kW * r] : T(0);
+    gc[r] = active ? g[j][w + kW * r] : T(0);
+  }
+  if (w == 0) s_cnorm[j] = sqrt(g[j][j]);  // in the safe range (the caller checked)
+  // Step k1 on this warp's row r, from this lane's w_j / sigma and R(k1, j) of that step.
+  auto take = [&](int k1, int r, T twr, T rkj) {
+    const int i = w + kW * r;
+    const T c = __shfl_sync(kAll, xd[r], k1);  // column k1's entry in row i (lane k1)
+    if (i != k1) xd[r] = fma(-twr, c, xd[r]);
+    if (i > k1) gc[r] = fma(-s_rk[k1 % 3][i], rkj, gc[r]);
+  };
+#pragma unroll
+  for (int k = 0; k < kB; ++k) {
+    if (w == k % kW) {       // the owner (uniform per warp)
+      const int s = k / kW;  // row k's place
+      if (k > 0) take(k - 1, s, s_twr[(k - 1) % 3][j], s_rk[(k - 1) % 3][j]);
+      const T gkk = __shfl_sync(kAll, gc[s], k);
+      const T xkk = __shfl_sync(kAll, xd[s], k);
+      const T rnu = kShortChain ? batched::short_chain_rsqrt(gkk) : batched::refined_rsqrt(gkk);
+      const T nu = gkk * rnu;
+      const T sg = xkk >= T(0) ? T(1) : T(-1);
+      const T t = fma(fabs(xkk), rnu, T(1));
+      const T sigma = fma(sg, nu, xkk);
+      const T rs = kShortChain ? batched::short_chain_rcp(sigma) : batched::refined_rcp(sigma);
+      const bool later = j > k;
+      const T xjk = xd[s];
+      const T tw = later ? t * fma(fma(-xkk, xjk, gc[s]), rs, xjk) : T(0);
+      const T rkj = later ? xjk - tw : T(0);
+      const T twr = tw * rs;
+      s_twr[k % 3][j] = twr;
+      s_rk[k % 3][j] = rkj;
+      if (later) x[j][k] = rkj;  // R's row k
+      if (j == 0) {
+        s_t[k] = t;
+        s_rs[k] = rs;
+        s_alpha[k] = -sg * nu;
+        s_piv[k] = gkk;
+      }
+      xd[s] = later ? -twr : xd[s];  // D(k, j)
+    } else if (active && k > 0) {
+      if (k >= 2 && w == (k - 1) % kW) {  // owned step k - 1: step k - 2 on its other rows
+        const T twr2 = s_twr[(k - 2) % 3][j], rk2 = s_rk[(k - 2) % 3][j];
+#pragma unroll
+        for (int r = 0; r < kR; ++r)
+          if (r != (k - 1) / kW) take(k - 2, r, twr2, rk2);
+      }
+      const T twr1 = s_twr[(k - 1) % 3][j], rk1 = s_rk[(k - 1) % 3][j];
+#pragma unroll
+      for (int r = 0; r < kR; ++r) take(k - 1, r, twr1, rk1);
+    }
+    __syncthreads();
+  }
+  if (active) {
+    // The last steps: the owner of step 31 takes 30 on its other rows, then every warp 31.
+    if (w == (kB - 1) % kW) {
+      const T twr2 = s_twr[(kB - 2) % 3][j], rk2 = s_rk[(kB - 2) % 3][j];
+#pragma unroll
+      for (int r = 0; r < kR; ++r)
+        if (r != (kB - 1) / kW) take(kB - 2, r, twr2, rk2);
+    }
+    const T twr1 = s_twr[(kB - 1) % 3][j], rk1 = s_rk[(kB - 1) % 3][j];
+#pragma unroll
+    for (int r = 0; r < kR; ++r) take(kB - 1, r, twr1, rk1);
+    const T my_rs = s_rs[j];
+    T kappa = 0;
+#pragma unroll
+    for (int r = 0; r < kR; ++r) {
+      const int i = w + kW * r;
       xd[r] = i == j ? my_rs : xd[r] * my_rs;
       if (i <= j) kappa += fabs(xd[r]) * s_cnorm[i];
       if (i > j) {
