@@ -55,8 +55,11 @@ constexpr int kMinChunk = 64;   // rows per partial, at least
 // slower).
 constexpr int kTopThreads = 256;
 constexpr int kScaleThreads = 64;  // V_B = P_B D: small blocks spread short panels over SMs
-// panel_qr_ah_warp_factor's default: Algorithm 2 by four warps.
-constexpr int kDefaultWarpFactor = 4;
+// panel_qr_ah_warp_factor's default: Algorithm 2 by four warps, rows interleaved over them,
+// with the third-order reciprocal steps (mode 7). H100, session 29 run 1, 1024 x 32 panel,
+// median of 30 against mode 4 (the blocked rows) in the same run: FP64 42.1 us against 46.4
+// (Algorithm 2 27.5k cycles against 34.7k), FP32 35.5 against 37.3.
+constexpr int kDefaultWarpFactor = 7;
 constexpr std::int64_t kScaleShareRows = 16384;  // four lanes a row up to here (ah_scale_kernel)
 // The AH panel's fewest rows: with Algorithm 2 by four warps it beats the single-block
 // Householder kernel from 96 rows (H200, session 17 run 3, 96 x 32: FP64 41.7 us against 55.3,
@@ -239,7 +242,9 @@ int panel_qr_ah_warp_override() { return warp_override.load(); }
 
 int panel_qr_ah_warp_factor() {
   // Clock64 per phase on an H200 (session 17 run 3, 1024 x 32), Algorithm 2: FP64 25.6k
-  // cycles by four warps, 47.6k by one, 49.9k by the block; FP32 15.8k, 33.5k, 43.7k.
+  // cycles by four warps, 47.6k by one, 49.9k by the block; FP32 15.8k, 33.5k, 43.7k. Modes
+  // 6 and 7 (session 29): the four warps with the rows interleaved, 7 also with the shorter
+  // reciprocal chains (kDefaultWarpFactor).
   static const int env_warp = [] {
     const char* text = std::getenv("GPUQR_AH_WARP");
     const int v = text != nullptr && *text != '\0' ? std::atoi(text) : kDefaultWarpFactor;
