@@ -353,7 +353,8 @@ TEST_P(KernelTwins, PanelQrUpdateStepMatchesTheTwin) {
   // larfb). Random and graded panels are factored by the step; rank-deficient ones and a
   // column whose squares leave the safe range are declined, and then the Householder kernel
   // and the update-only launch must give the same result. Heights across the cluster's
-  // slicing (96 to 4096, odd ones), widths 32 to 128; Algorithm 2 by four warps and by one.
+  // slicing (96 to 1024, odd ones: a block's last 32-row chunk part empty), widths 32 to 128;
+  // every version of Algorithm 2.
   struct Reset {
     ~Reset() {
       kernels::cuda::panel_qr_ah_step_mode(-1);
@@ -369,15 +370,19 @@ TEST_P(KernelTwins, PanelQrUpdateStepMatchesTheTwin) {
     kernels::cuda::panel_qr_ah_warp_mode(warp);
     GPUQR_FOR_PRECISION(([&]<class T>() {
       std::uint64_t seed = 5100;
+      // Taller panels are the AH panel's and larfb's (a block's rows of C sit in registers).
+      for (const int h : {1025, 2048, 4096})
+        EXPECT_FALSE(
+            kernels::cuda::panel_qr_ah_step_wanted(ctx().device(), sizeof(T), h, 32, 96));
       for (auto [h, w] : {std::pair<int, int>{96, 32},
                           {97, 64},
                           {128, 128},
+                          {161, 128},
                           {300, 96},
+                          {513, 100},
+                          {1000, 65},
                           {1024, 128},
-                          {1100, 100},
-                          {2048, 64},
-                          {4001, 33},
-                          {4096, 128}}) {
+                          {1024, 33}}) {
         SCOPED_TRACE(std::to_string(h) + "x" + std::to_string(w));
         ASSERT_TRUE(
             kernels::cuda::panel_qr_ah_step_wanted(ctx().device(), sizeof(T), h, 32, w - 32));

@@ -51,12 +51,16 @@ namespace cg = cooperative_groups;
 using ah::kB;
 
 constexpr int kThreads = 256;
+constexpr int kWarps = kThreads / 32;
 constexpr int kCluster = 8;           // portable cluster size (GPUQR_AH_STEP_CLUSTER: 2 or 4)
 constexpr int kMaxRest = 96;          // the outer panel's columns after the inner one (jb <= 128)
-constexpr int kRestQ = kMaxRest / 8;  // W / Y entries per thread: column tid / 32 + 8 q
-constexpr int kMaxRowsPerBlock = 512;
+constexpr int kRestQ = kMaxRest / kWarps;  // C columns per thread: warp + 8 q
+// A block's rows: its V slice stays in shared memory, its C slice in registers (kChunks
+// 32-row chunks of kRestQ columns a thread), so h <= kCluster * kMaxRowsPerBlock = 1024.
+constexpr int kMaxRowsPerBlock = 128;
+constexpr int kChunks = kMaxRowsPerBlock / 32;
 constexpr int kPad = kMaxRest + 1;
-
+constexpr int kYCols = (kMaxRest + kCluster - 1) / kCluster;  // Y columns a block forms, at most
 template <class T>
 struct StepArgs {
   T* a;  // the panel's top-left entry: P = a(0:h, 0:32), C = a(0:h, 32:32 + rest)
@@ -79,15 +83,17 @@ struct StepArgs {
 
 /// Dynamic shared memory, kept small so that the blocks find room beside the trailing update's
 /// GEMM (the panels run on the second lane while it runs): the Gram partial (sg, [col][row]),
-/// a 32-row tile of V (sv, [row][col]), D or T (sd, [row][col]), then one region used first by
-/// block 0's b x b work (x, g, d, bg, wb and tau) and later by W's partial (sw) and W, then Y
-/// (sy), both [row i][column j].
+/// D then T (sd, [row][col]), the block's V slice (sv, [row][col], kMaxRowsPerBlock rows), then
+/// one region used first by block 0's b x b work (x, g, d, bg, wb and tau) and later by W's
+/// partial (sw, read by the other blocks), a 32-row chunk of C then W's summed columns then the
+/// whole Y (sc / sy, the same room), and the Y columns this block forms (sys, read by the
+/// others). sw, sy and sys are [row i][column j].
 constexpr std::size_t kSq = std::size_t(kB) * (kB + 1);
-constexpr int kCTile = 16;  // rows of C staged per step of W's partial product
-constexpr std::size_t kUnion = std::max(5 * kSq + kB, (2 * std::size_t(kB) + kCTile) * kPad);
+constexpr std::size_t kUnion =
+    std::max(5 * kSq + kB, 2 * std::size_t(kB) * kPad + std::size_t(kB) * (kYCols + 1));
 template <class T>
 constexpr std::size_t step_smem_bytes() {
-  return sizeof(T) * (3 * kSq + kUnion);
+  return sizeof(T) * (2 * kSq + std::size_t(kMaxRowsPerBlock) * (kB + 1) + kUnion);
 }
 
 // Measurements only (GPUQR_AH_STEP_TRACE=1): thread 0 of block 0 records clock64() at the
@@ -105,27 +111,39 @@ __device__ __noinline__ void step_top(T (*x)[kB + 1], T (*g)[kB + 1], T (*d)[kB 
                               p.ldt, p.d, p.status, p.threshold, p.warp_factor, nullptr);
 }
 
-/// V_B = P_B D for rows lo..r1, one row per thread, from the last column down (D upper
-/// triangular, in sd as [row][col]); compiled apart for the same reason.
+/// V_B = P_B D for rows lo..r1 (at most kThreads / 2 of them), two lanes a row: lane q of the
+/// pair forms outputs q, q + 2, ... (D upper triangular, in sd as [row][col]; output j sums
+/// its j + 1 terms in order, as ah_scale_kernel does), and both store after both have loaded
+/// the row (same warp, __syncwarp): in place, into the explicit V and into sv (row i - r0).
+/// Compiled apart, as step_top.
 template <class T>
-__device__ __noinline__ void step_scale(const StepArgs<T>& p, std::int64_t lo, std::int64_t r1,
-                                        const T (*sd)[kB + 1]) {
-  for (std::int64_t i = lo + threadIdx.x; i < r1; i += kThreads) {
-    T row[kB];
+__device__ __noinline__ void step_scale(const StepArgs<T>& p, std::int64_t r0, std::int64_t lo,
+                                        std::int64_t r1, const T (*sd)[kB + 1],
+                                        T (*sv)[kB + 1]) {
+  const int q = static_cast<int>(threadIdx.x % 2);
+  const std::int64_t i = lo + threadIdx.x / 2;
+  const bool row = i < r1;  // no early return: the pair meets at the __syncwarp below
+  T x[kB];
 #pragma unroll
-    for (int k = 0; k < kB; ++k) row[k] = p.a[i + k * p.lda];
+  for (int k = 0; k < kB; ++k) x[k] = row ? p.a[i + k * p.lda] : T(0);
+  T out[kB / 2];
 #pragma unroll
-    for (int j = kB - 1; j >= 0; --j) {
-      T s = 0;
+  for (int o = 0; o < kB / 2; ++o) {
+    const int j = q + 2 * o;
+    T s = 0;
 #pragma unroll
-      for (int k = 0; k <= j; ++k) s = fma(row[k], sd[k][j], s);
-      row[j] = s;
-    }
+    for (int k = 0; k < kB; ++k)
+      if (k <= j) s = fma(x[k], sd[k][j], s);
+    out[o] = s;
+  }
+  __syncwarp();  // both lanes of the row have read it
+  if (!row) return;
 #pragma unroll
-    for (int j = 0; j < kB; ++j) {
-      p.a[i + j * p.lda] = row[j];
-      p.v[i + j * p.ldv] = row[j];
-    }
+  for (int o = 0; o < kB / 2; ++o) {
+    const int j = q + 2 * o;
+    p.a[i + j * p.lda] = out[o];
+    p.v[i + j * p.ldv] = out[o];
+    sv[i - r0][j] = out[o];
   }
 }
 
@@ -141,19 +159,15 @@ __global__ void __launch_bounds__(kThreads) ah_step_kernel(StepArgs<T> p) {
     sm += kB * (kB + 1);
     return r;
   };
-  auto take_rest = [&](int rows) {
-    auto r = reinterpret_cast<T(*)[kPad]>(sm);
-    sm += rows * kPad;
-    return r;
-  };
   T(*sg)[kB + 1] = take32();
-  T(*sv)[kB + 1] = take32();
   T(*sd)[kB + 1] = take32();
+  T(*sv)[kB + 1] = reinterpret_cast<T(*)[kB + 1]>(sm);
+  sm += kMaxRowsPerBlock * (kB + 1);
   T* region = sm;
-  T(*sw)[kPad] = take_rest(kB);
-  T(*sy)[kPad] = take_rest(kB);
-  T(*sc)[kPad] = take_rest(kCTile);
-  sm = region;  // block 0's b x b work, before sw and sy are used
+  T(*sw)[kPad] = reinterpret_cast<T(*)[kPad]>(region);
+  T(*sy)[kPad] = reinterpret_cast<T(*)[kPad]>(region + kB * kPad);  // also C's chunk (sc)
+  T(*sys)[kYCols + 1] = reinterpret_cast<T(*)[kYCols + 1]>(region + 2 * kB * kPad);
+  // block 0's b x b work, before sw, sy and sys are used
   T(*x)[kB + 1] = take32();
   T(*g)[kB + 1] = take32();
   T(*d)[kB + 1] = take32();
@@ -162,6 +176,7 @@ __global__ void __launch_bounds__(kThreads) ah_step_kernel(StepArgs<T> p) {
   T* s_tau = sm;
   __shared__ int s_ok;
   const int tid = static_cast<int>(threadIdx.x);
+  const int lane = tid % 32, warp = tid / 32;
   auto mark = [&](int point) {
     if (p.trace != 0 && rank == 0 && tid == 0) g_step_clocks[point] = clock64();
   };
@@ -169,8 +184,15 @@ __global__ void __launch_bounds__(kThreads) ah_step_kernel(StepArgs<T> p) {
   const std::int64_t r0 = static_cast<std::int64_t>(rank) * p.rows;
   const std::int64_t r1 = min(p.h, r0 + p.rows);
   const std::int64_t lo = max(r0, static_cast<std::int64_t>(kB));  // this slice below the top
+  const int nrows = static_cast<int>(r1 - r0);                        // 1 .. kMaxRowsPerBlock
+  const int nchunks = (nrows + 31) / 32;
   if (p.update_only != 0) {
     if (*p.status != 0) return;  // uniform: the AH step factored and updated
+    // The Householder kernel's V (explicit: zeros above its diagonal, ones on it).
+    for (int idx = tid; idx < nrows * kB; idx += kThreads) {
+      const int rr = idx % nrows, cc = idx / nrows;
+      sv[rr][cc] = p.v[r0 + rr + cc * p.ldv];
+    }
   } else {
     T acc[4];
     ah::gram_rows<T>(p.a, p.lda, lo, r1, kB, sv, acc);
@@ -216,47 +238,65 @@ __global__ void __launch_bounds__(kThreads) ah_step_kernel(StepArgs<T> p) {
       const int i = idx % kB, j = idx / kB;
       sd[i][j] = p.d[i + j * kB];
     }
+    // Block 0: the top block's rows of the explicit V, as step_top wrote them.
+    for (int idx = tid; idx < static_cast<int>(lo - r0) * kB; idx += kThreads) {
+      const int rr = idx % kB, cc = idx / kB;
+      sv[rr][cc] = p.v[r0 + rr + cc * p.ldv];
+    }
     __syncthreads();
-    step_scale<T>(p, lo, r1, sd);
-    __syncthreads();  // this block's V rows, written above, are read below
+    step_scale<T>(p, r0, lo, r1, sd, sv);
     mark(6);
   }
   if (p.rest == 0) return;  // (no block reads another's shared memory after this point)
+  // Rows of the last chunk past the slice: zero (they meet zeros of C, but must not be NaN).
+  for (int idx = tid; idx < (nchunks * 32 - nrows) * kB; idx += kThreads) {
+    const int rr = nrows + idx / kB, cc = idx % kB;
+    sv[rr][cc] = T(0);
+  }
   const int rest = p.rest;
   T* c = p.a + kB * p.lda;
-  const int ti = tid % 32, tj = tid / 32;  // W / Y entries (ti, tj + 8 q)
-  // W_c = V(r0:r1)^T C(r0:r1), by 32-row tiles.
-  T acc[kRestQ];
+  // This thread's C entries: rows r0 + 32 k + lane, columns warp + 8 q, all loads in flight
+  // together; kept in registers for the update below.
+  T creg[kChunks][kRestQ];
 #pragma unroll
-  for (int q = 0; q < kRestQ; ++q) acc[q] = T(0);
-  for (std::int64_t base = r0; base < r1; base += kCTile) {
-    for (int idx = tid; idx < kCTile * kB; idx += kThreads) {
-      const int rr = idx % kCTile, cc = idx / kCTile;
-      const std::int64_t row = base + rr;
-      sv[rr][cc] = row < r1 ? p.v[row + cc * p.ldv] : T(0);
+  for (int k = 0; k < kChunks; ++k)
+#pragma unroll
+    for (int q = 0; q < kRestQ; ++q) {
+      const int rr = 32 * k + lane, cc = warp + kWarps * q;
+      creg[k][q] = k < nchunks && rr < nrows && cc < rest ? c[r0 + rr + cc * p.lda] : T(0);
     }
-    for (int idx = tid; idx < kCTile * rest; idx += kThreads) {
-      const int rr = idx % kCTile, cc = idx / kCTile;
-      const std::int64_t row = base + rr;
-      sc[rr][cc] = row < r1 ? c[row + cc * p.lda] : T(0);
-    }
+  // W_c = V(r0:r1)^T C(r0:r1), a chunk of C at a time through shared memory: thread (ig, jg)
+  // forms W(ig + 8 u, jg + 32 m), u < 4, m < 3 (every access pattern one wavefront).
+  const int ig = lane % 8, jg = lane / 8 + 4 * warp;
+  T wacc[4][3];
+#pragma unroll
+  for (int u = 0; u < 4; ++u)
+#pragma unroll
+    for (int m = 0; m < 3; ++m) wacc[u][m] = T(0);
+#pragma unroll
+  for (int k = 0; k < kChunks; ++k) {
+    if (k >= nchunks) break;  // uniform
+    __syncthreads();  // sc is free (and, at k = 0, sv's rows and block 0's b x b work done)
+#pragma unroll
+    for (int q = 0; q < kRestQ; ++q) sy[lane][warp + kWarps * q] = creg[k][q];
     __syncthreads();
+#pragma unroll 4
+    for (int r = 0; r < 32; ++r) {
+      T vu[4], cm[3];
 #pragma unroll
-    for (int rr = 0; rr < kCTile; ++rr) {
-      const T vi = sv[rr][ti];
+      for (int u = 0; u < 4; ++u) vu[u] = sv[32 * k + r][ig + 8 * u];
 #pragma unroll
-      for (int q = 0; q < kRestQ; ++q) {
-        const int j = tj + 8 * q;
-        if (j < rest) acc[q] = fma(vi, sc[rr][j], acc[q]);
-      }
+      for (int m = 0; m < 3; ++m) cm[m] = sy[r][jg + 32 * m];
+#pragma unroll
+      for (int u = 0; u < 4; ++u)
+#pragma unroll
+        for (int m = 0; m < 3; ++m) wacc[u][m] = fma(vu[u], cm[m], wacc[u][m]);
     }
-    __syncthreads();
   }
 #pragma unroll
-  for (int q = 0; q < kRestQ; ++q) {
-    const int j = tj + 8 * q;
-    if (j < rest) sw[ti][j] = acc[q];
-  }
+  for (int u = 0; u < 4; ++u)
+#pragma unroll
+    for (int m = 0; m < 3; ++m) sw[ig + 8 * u][jg + 32 * m] = wacc[u][m];
   for (int idx = tid; idx < kB * kB; idx += kThreads) {
     const int i = idx % kB, j = idx / kB;
     sd[i][j] = p.t[i + j * p.ldt];  // T (written by block 0 or the Householder kernel)
@@ -264,68 +304,72 @@ __global__ void __launch_bounds__(kThreads) ah_step_kernel(StepArgs<T> p) {
   mark(7);
   cluster.sync();  // every block's partial W is complete
   mark(8);
-  // W = the partials in rank order (the same bits in every block), then Y = T^T W; each
-  // entry's loads from the cluster's blocks all in flight together.
-  for (int idx = tid; idx < kB * rest; idx += kThreads) {
-    const int i = idx % kB, j = idx / kB;
+  // Block `rank` sums W's columns j0 .. j1 over the partials in rank order (the same bits
+  // whichever block sums them), into sy; then Y = T^T W for them into sys.
+  const int ypb = (rest + nblocks - 1) / nblocks;
+  const int j0 = min(rest, rank * ypb), ny = min(rest, j0 + ypb) - j0;
+  for (int idx = tid; idx < kB * ny; idx += kThreads) {
+    const int i = idx % kB, jj = idx / kB;
     T part[kCluster];
 #pragma unroll
     for (int r = 0; r < kCluster; ++r)
-      part[r] = r < nblocks ? cluster.map_shared_rank(&sw[i][j], r)[0] : T(0);
+      part[r] = r < nblocks ? cluster.map_shared_rank(&sw[i][j0 + jj], r)[0] : T(0);
     T s = 0;
 #pragma unroll
     for (int r = 0; r < kCluster; ++r) s += part[r];
-    sy[i][j] = s;
+    sy[i][jj] = s;
   }
   __syncthreads();
-  mark(9);
-  // Y = T^T W into registers, then over W (every entry of W is read before any is written).
-  T yq[kRestQ];
-#pragma unroll
-  for (int q = 0; q < kRestQ; ++q) {
-    const int idx = tid + kThreads * q;
-    const int i = idx % kB, j = idx / kB;
+  for (int idx = tid; idx < kB * ny; idx += kThreads) {
+    const int i = idx % kB, jj = idx / kB;
     T s = 0;
-    if (j < rest)
-      for (int l = 0; l <= i; ++l) s = fma(sd[l][i], sy[l][j], s);  // T(l, i) W(l, j)
-    yq[q] = s;
+    for (int l = 0; l <= i; ++l) s = fma(sd[l][i], sy[l][jj], s);  // T(l, i) W(l, j)
+    sys[i][jj] = s;
   }
-  __syncthreads();
+  mark(9);
+  cluster.sync();  // every block's Y columns are formed
+  // The whole Y from the blocks' columns, every load in flight before the stores.
+  {
+    constexpr int kG = kB * kMaxRest / kThreads;  // 12
+    T yv[kG];
 #pragma unroll
-  for (int q = 0; q < kRestQ; ++q) {
-    const int idx = tid + kThreads * q;
-    const int i = idx % kB, j = idx / kB;
-    if (j < rest) sy[i][j] = yq[q];
-  }
-  __syncthreads();
-  // C(r0:r1) -= V(r0:r1) Y, by 32-row tiles of V.
-  for (std::int64_t base = r0; base < r1; base += 32) {
-    for (int idx = tid; idx < 32 * kB; idx += kThreads) {
-      const int rr = idx % 32, cc = idx / 32;
-      const std::int64_t row = base + rr;
-      sv[rr][cc] = row < r1 ? p.v[row + cc * p.ldv] : T(0);
+    for (int e = 0; e < kG; ++e) {
+      const int idx = tid + kThreads * e, i = idx % kB, j = idx / kB;
+      yv[e] = j < rest ? cluster.map_shared_rank(&sys[i][j % ypb], j / ypb)[0] : T(0);
     }
-    __syncthreads();
-    const std::int64_t row = base + ti;
-    if (row < r1) {
 #pragma unroll
-      for (int q = 0; q < kRestQ; ++q) {
-        const int j = tj + 8 * q;
-        if (j < rest) {
-          T s = 0;
-#pragma unroll 8
-          for (int l = 0; l < kB; ++l) s = fma(sv[ti][l], sy[l][j], s);
-          c[row + j * p.lda] -= s;
-        }
+    for (int e = 0; e < kG; ++e) {
+      const int idx = tid + kThreads * e, i = idx % kB, j = idx / kB;
+      sy[i][j] = yv[e];
+    }
+  }
+  __syncthreads();
+  // C(r0:r1) -= V(r0:r1) Y on the registers: row 32 k + lane, columns warp + 8 q.
+#pragma unroll 2
+  for (int i = 0; i < kB; ++i) {
+    T yq[kRestQ];
+#pragma unroll
+    for (int q = 0; q < kRestQ; ++q) yq[q] = sy[i][warp + kWarps * q];
+#pragma unroll
+    for (int k = 0; k < kChunks; ++k) {
+      if (k < nchunks) {
+        const T vi = sv[32 * k + lane][i];
+#pragma unroll
+        for (int q = 0; q < kRestQ; ++q) creg[k][q] = fma(-vi, yq[q], creg[k][q]);
       }
     }
-    __syncthreads();
   }
+#pragma unroll
+  for (int k = 0; k < kChunks; ++k)
+#pragma unroll
+    for (int q = 0; q < kRestQ; ++q) {
+      const int rr = 32 * k + lane, cc = warp + kWarps * q;
+      if (k < nchunks && rr < nrows && cc < rest) c[r0 + rr + cc * p.lda] = creg[k][q];
+    }
   mark(10);
-  cluster.sync();  // no block exits while another may still read its partial W
+  cluster.sync();  // no block exits while another may still read its Y columns
   mark(11);
 }
-
 template <class T>
 bool step_prepared(int device) {
   static std::mutex mutex;
