@@ -60,7 +60,8 @@ constexpr int kRestQ = kMaxRest / kWarps;  // C columns per thread: warp + 8 q
 constexpr int kMaxRowsPerBlock = 128;
 constexpr int kChunks = kMaxRowsPerBlock / 32;
 constexpr int kPad = kMaxRest + 1;
-constexpr int kYCols = (kMaxRest + kCluster - 1) / kCluster;  // Y columns a block forms, at most
+// Y columns a block forms with two or more blocks (one block forms Y in place).
+constexpr int kYCols = kMaxRest / 2;
 template <class T>
 struct StepArgs {
   T* a;  // the panel's top-left entry: P = a(0:h, 0:32), C = a(0:h, 32:32 + rest)
@@ -103,12 +104,16 @@ __device__ long long g_step_clocks[kStepTracePoints];
 
 /// Block 0's b x b work, compiled apart (not inlined) so that its register allocation is its
 /// own: inlined into the step kernel it spilled (4 KB of stack in FP64).
+/// Everything by value: a struct by reference would live in local memory, and every store
+/// through a pointer would make the compiler reload its fields.
 template <class T>
 __device__ __noinline__ void step_top(T (*x)[kB + 1], T (*g)[kB + 1], T (*d)[kB + 1],
                                       T (*bg)[kB + 1], T (*wb)[kB + 1], T* s_tau, int* s_ok,
-                                      const StepArgs<T>& p) {
-  ah::top_finish<T, kThreads>(x, g, d, bg, wb, s_tau, s_ok, p.a, p.lda, kB, p.tau, p.v, p.ldv, p.t,
-                              p.ldt, p.d, p.status, p.threshold, p.warp_factor, nullptr);
+                                      T* a, std::int64_t lda, T* tau, T* v, std::int64_t ldv,
+                                      T* t, std::int64_t ldt, T* dm, int* status,
+                                      double threshold, int warp_factor) {
+  ah::top_finish<T, kThreads>(x, g, d, bg, wb, s_tau, s_ok, a, lda, kB, tau, v, ldv, t, ldt, dm,
+                              status, threshold, warp_factor, nullptr);
 }
 
 /// V_B = P_B D for rows lo..r1 (at most kThreads / 2 of them), two lanes a row: lane q of the
@@ -117,7 +122,8 @@ __device__ __noinline__ void step_top(T (*x)[kB + 1], T (*g)[kB + 1], T (*d)[kB 
 /// the row (same warp, __syncwarp): in place, into the explicit V and into sv (row i - r0).
 /// Compiled apart, as step_top.
 template <class T>
-__device__ __noinline__ void step_scale(const StepArgs<T>& p, std::int64_t r0, std::int64_t lo,
+__device__ __noinline__ void step_scale(T* __restrict__ a, std::int64_t lda, T* __restrict__ v,
+                                        std::int64_t ldv, std::int64_t r0, std::int64_t lo,
                                         std::int64_t r1, const T (*sd)[kB + 1],
                                         T (*sv)[kB + 1]) {
   const int q = static_cast<int>(threadIdx.x % 2);
@@ -125,7 +131,7 @@ __device__ __noinline__ void step_scale(const StepArgs<T>& p, std::int64_t r0, s
   const bool row = i < r1;  // no early return: the pair meets at the __syncwarp below
   T x[kB];
 #pragma unroll
-  for (int k = 0; k < kB; ++k) x[k] = row ? p.a[i + k * p.lda] : T(0);
+  for (int k = 0; k < kB; ++k) x[k] = row ? a[i + k * lda] : T(0);
   T out[kB / 2];
 #pragma unroll
   for (int o = 0; o < kB / 2; ++o) {
@@ -141,8 +147,8 @@ __device__ __noinline__ void step_scale(const StepArgs<T>& p, std::int64_t r0, s
 #pragma unroll
   for (int o = 0; o < kB / 2; ++o) {
     const int j = q + 2 * o;
-    p.a[i + j * p.lda] = out[o];
-    p.v[i + j * p.ldv] = out[o];
+    a[i + j * lda] = out[o];
+    v[i + j * ldv] = out[o];
     sv[i - r0][j] = out[o];
   }
 }
@@ -181,6 +187,9 @@ __global__ void __launch_bounds__(kThreads) ah_step_kernel(StepArgs<T> p) {
     if (p.trace != 0 && rank == 0 && tid == 0) g_step_clocks[point] = clock64();
   };
   mark(0);
+  T* const pa = p.a;
+  T* const pv = p.v;
+  const std::int64_t lda = p.lda, ldv = p.ldv;
   const std::int64_t r0 = static_cast<std::int64_t>(rank) * p.rows;
   const std::int64_t r1 = min(p.h, r0 + p.rows);
   const std::int64_t lo = max(r0, static_cast<std::int64_t>(kB));  // this slice below the top
@@ -191,11 +200,11 @@ __global__ void __launch_bounds__(kThreads) ah_step_kernel(StepArgs<T> p) {
     // The Householder kernel's V (explicit: zeros above its diagonal, ones on it).
     for (int idx = tid; idx < nrows * kB; idx += kThreads) {
       const int rr = idx % nrows, cc = idx / nrows;
-      sv[rr][cc] = p.v[r0 + rr + cc * p.ldv];
+      sv[rr][cc] = pv[r0 + rr + cc * ldv];
     }
   } else {
     T acc[4];
-    ah::gram_rows<T>(p.a, p.lda, lo, r1, kB, sv, acc);
+    ah::gram_rows<T>(pa, lda, lo, r1, kB, sv, acc);
     {
       const int gi = tid % 32, gj = tid / 32;
 #pragma unroll
@@ -222,13 +231,14 @@ __global__ void __launch_bounds__(kThreads) ah_step_kernel(StepArgs<T> p) {
 #pragma unroll
         for (int r = 0; r < kCluster; ++r) s += part[e][r];
         bg[j][i] = s;
-        x[j][i] = p.a[i + j * p.lda];
+        x[j][i] = pa[i + j * lda];
         d[j][i] = i == j ? T(1) : T(0);
       }
       if (tid == 0) s_ok = 1;
       __syncthreads();
       mark(3);
-      step_top<T>(x, g, d, bg, wb, s_tau, &s_ok, p);
+      step_top<T>(x, g, d, bg, wb, s_tau, &s_ok, pa, lda, p.tau, pv, ldv, p.t, p.ldt, p.d,
+                  p.status, p.threshold, p.warp_factor);
       mark(4);
     }
     cluster.sync();  // the partials are read; block 0's outputs are visible to the cluster
@@ -241,10 +251,10 @@ __global__ void __launch_bounds__(kThreads) ah_step_kernel(StepArgs<T> p) {
     // Block 0: the top block's rows of the explicit V, as step_top wrote them.
     for (int idx = tid; idx < static_cast<int>(lo - r0) * kB; idx += kThreads) {
       const int rr = idx % kB, cc = idx / kB;
-      sv[rr][cc] = p.v[r0 + rr + cc * p.ldv];
+      sv[rr][cc] = pv[r0 + rr + cc * ldv];
     }
     __syncthreads();
-    step_scale<T>(p, r0, lo, r1, sd, sv);
+    step_scale<T>(pa, lda, pv, ldv, r0, lo, r1, sd, sv);
     mark(6);
   }
   if (p.rest == 0) return;  // (no block reads another's shared memory after this point)
@@ -254,7 +264,7 @@ __global__ void __launch_bounds__(kThreads) ah_step_kernel(StepArgs<T> p) {
     sv[rr][cc] = T(0);
   }
   const int rest = p.rest;
-  T* c = p.a + kB * p.lda;
+  T* const c = pa + kB * lda;
   // This thread's C entries: rows r0 + 32 k + lane, columns warp + 8 q, all loads in flight
   // together; kept in registers for the update below.
   T creg[kChunks][kRestQ];
@@ -263,7 +273,7 @@ __global__ void __launch_bounds__(kThreads) ah_step_kernel(StepArgs<T> p) {
 #pragma unroll
     for (int q = 0; q < kRestQ; ++q) {
       const int rr = 32 * k + lane, cc = warp + kWarps * q;
-      creg[k][q] = k < nchunks && rr < nrows && cc < rest ? c[r0 + rr + cc * p.lda] : T(0);
+      creg[k][q] = k < nchunks && rr < nrows && cc < rest ? c[r0 + rr + cc * lda] : T(0);
     }
   // W_c = V(r0:r1)^T C(r0:r1), a chunk of C at a time through shared memory: thread (ig, jg)
   // forms W(ig + 8 u, jg + 32 m), u < 4, m < 3 (every access pattern one wavefront).
@@ -304,33 +314,50 @@ __global__ void __launch_bounds__(kThreads) ah_step_kernel(StepArgs<T> p) {
   mark(7);
   cluster.sync();  // every block's partial W is complete
   mark(8);
-  // Block `rank` sums W's columns j0 .. j1 over the partials in rank order (the same bits
-  // whichever block sums them), into sy; then Y = T^T W for them into sys.
-  const int ypb = (rest + nblocks - 1) / nblocks;
-  const int j0 = min(rest, rank * ypb), ny = min(rest, j0 + ypb) - j0;
-  for (int idx = tid; idx < kB * ny; idx += kThreads) {
-    const int i = idx % kB, jj = idx / kB;
-    T part[kCluster];
+  constexpr int kG = kB * kMaxRest / kThreads;  // 12: Y entries a thread gathers
+  if (nblocks == 1) {
+    // Y = T^T W from this block's W, every entry into registers before any is stored.
+    T yv[kG];
 #pragma unroll
-    for (int r = 0; r < kCluster; ++r)
-      part[r] = r < nblocks ? cluster.map_shared_rank(&sw[i][j0 + jj], r)[0] : T(0);
-    T s = 0;
+    for (int e = 0; e < kG; ++e) {
+      const int idx = tid + kThreads * e, i = idx % kB, j = idx / kB;
+      T s = 0;
+      if (j < rest)
+        for (int l = 0; l <= i; ++l) s = fma(sd[l][i], sw[l][j], s);  // T(l, i) W(l, j)
+      yv[e] = s;
+    }
 #pragma unroll
-    for (int r = 0; r < kCluster; ++r) s += part[r];
-    sy[i][jj] = s;
-  }
-  __syncthreads();
-  for (int idx = tid; idx < kB * ny; idx += kThreads) {
-    const int i = idx % kB, jj = idx / kB;
-    T s = 0;
-    for (int l = 0; l <= i; ++l) s = fma(sd[l][i], sy[l][jj], s);  // T(l, i) W(l, j)
-    sys[i][jj] = s;
-  }
-  mark(9);
-  cluster.sync();  // every block's Y columns are formed
-  // The whole Y from the blocks' columns, every load in flight before the stores.
-  {
-    constexpr int kG = kB * kMaxRest / kThreads;  // 12
+    for (int e = 0; e < kG; ++e) {
+      const int idx = tid + kThreads * e, i = idx % kB, j = idx / kB;
+      sy[i][j] = yv[e];
+    }
+    mark(9);
+  } else {
+    // Block `rank` sums W's columns j0 .. j0 + ny over the partials in rank order (the same
+    // bits whichever block sums them), into sy; then Y = T^T W for them into sys.
+    const int ypb = (rest + nblocks - 1) / nblocks;  // <= kYCols
+    const int j0 = min(rest, rank * ypb), ny = min(rest, j0 + ypb) - j0;
+    for (int idx = tid; idx < kB * ny; idx += kThreads) {
+      const int i = idx % kB, jj = idx / kB;
+      T part[kCluster];
+#pragma unroll
+      for (int r = 0; r < kCluster; ++r)
+        part[r] = r < nblocks ? cluster.map_shared_rank(&sw[i][j0 + jj], r)[0] : T(0);
+      T s = 0;
+#pragma unroll
+      for (int r = 0; r < kCluster; ++r) s += part[r];
+      sy[i][jj] = s;
+    }
+    __syncthreads();
+    for (int idx = tid; idx < kB * ny; idx += kThreads) {
+      const int i = idx % kB, jj = idx / kB;
+      T s = 0;
+      for (int l = 0; l <= i; ++l) s = fma(sd[l][i], sy[l][jj], s);  // T(l, i) W(l, j)
+      sys[i][jj] = s;
+    }
+    mark(9);
+    cluster.sync();  // every block's Y columns are formed
+    // The whole Y from the blocks' columns, every load in flight before the stores.
     T yv[kG];
 #pragma unroll
     for (int e = 0; e < kG; ++e) {
@@ -364,7 +391,7 @@ __global__ void __launch_bounds__(kThreads) ah_step_kernel(StepArgs<T> p) {
 #pragma unroll
     for (int q = 0; q < kRestQ; ++q) {
       const int rr = 32 * k + lane, cc = warp + kWarps * q;
-      if (k < nchunks && rr < nrows && cc < rest) c[r0 + rr + cc * p.lda] = creg[k][q];
+      if (k < nchunks && rr < nrows && cc < rest) c[r0 + rr + cc * lda] = creg[k][q];
     }
   mark(10);
   cluster.sync();  // no block exits while another may still read its Y columns
