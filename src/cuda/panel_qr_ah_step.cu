@@ -17,13 +17,16 @@
 // status) and this kernel again in update-only mode (it returns unless status is 0), so the
 // host never waits. The result is the AH panel's followed by larfb's, up to rounding.
 //
-// Measured (session 20, H100, GPUQR_AH_STEP_TRACE): a step on 1024 rows and 96 more columns
-// takes ~290k cycles, ~146 us, where the AH panel's launches and larfb take ~68 us: Algorithm 2
-// and T 62k (the separate b x b kernel 48k), the scaling 14k, W's partials 46k, their sum and
-// Y 62k, C's update 87k; the phases after Algorithm 2 are plain FP64 loops on 8 warps per
-// block, bound by the FP64 pipe's latency. So it is off by default (GPUQR_AH_STEP=1 turns it
-// on); the next step is W and C's update on the tensor cores (DMMA, as gram_dmma.cuh) and the
-// scaling over more threads.
+// Measured (GPUQR_AH_STEP_TRACE, cycles of one step on 1024 rows and 96 more columns, FP64):
+// session 20 (H100) ~290k, ~146 us, where the AH panel's launches and larfb take ~68 us.
+// Session 29 (H100, run 3) after the rewrite of steps 3-4 (a block's V slice kept in shared
+// memory, its C slice in registers from one load to its update, W by 4 x 3 register tiles,
+// W's sum scattered over the cluster and Y gathered, h <= 1024): 145k (FP32 119k): Gram
+// partials 7.5k, cluster barrier 3.3k, B's sum 2.6k, block 0's b x b work 54.5k (47.7k as its
+// own kernel in the same run), scaling 10.8k, W's partial 17.9k, its sum and Y 12.4k, Y's
+// gather and C's update 26.3k, the last barrier 7.6k. geqrf 1024 FP64 2.28 ms with it
+// against 2.02-2.55 without (FP32 2.09 against 1.84-1.88). So it stays off by default: its
+// FP64 loops on 8 SMs run at ~22 FMAs a cycle per SM, a third of the FP64 pipe.
 #include <cooperative_groups.h>
 #include <cuda_runtime.h>
 
@@ -432,9 +435,9 @@ bool panel_qr_ah_step_wanted(int device, int elem_bytes, std::int64_t h, std::in
                              std::int64_t rest) {
   const int mode = step_override.load();
   if (mode == 0) return false;
-  // Off by default: measured slower than the AH panel and cuBLAS's larfb (session 20, H100:
-  // geqrf 1024 FP64 3.55 ms against 2.15-2.18; docs/PERF.md): its update phases, plain FP64
-  // loops on 8 warps per block, take 150k of a step's 290k cycles. GPUQR_AH_STEP=1 turns it on.
+  // Off by default: measured slower than the AH panel and larfb (session 29, H100: geqrf 1024
+  // FP64 2.28 ms against 2.02-2.55, FP32 2.09 against 1.84-1.88; session 20: 3.55 ms before
+  // the update phases' rewrite; docs/PERF.md). GPUQR_AH_STEP=1 turns it on.
   static const bool env_on = [] {
     const char* text = std::getenv("GPUQR_AH_STEP");
     return text != nullptr && std::string(text) == "1";
