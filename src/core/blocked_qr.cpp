@@ -112,14 +112,16 @@ BlockSizes choose_block_sizes(const Context& ctx, std::int64_t m, std::int64_t n
   if (bs.outer <= 0) {
     // Outer blocks set the trailing GEMMs' inner dimension: wide enough to run near the GEMM
     // rate, narrow enough that the panel work (Level-2 and small GEMMs) stays a small share.
-    // On CUDA 256, but 128 for tall matrices (m > 2 k) up to k = 2048, as measured before the
-    // faster panels: at n = 1024 and 2048 (square) 256 measured faster than 128 (H100, session
-    // 29 run 5, geqrf FP64 1024 1.71-1.76 ms against 1.83-2.12, FP32 1.56-1.59 against
-    // 2.20-2.22, 2048 FP64 4.03-4.11 against 4.43-4.58): half the outer panels, and half the
-    // host's cuBLAS calls, which were most of the host's time to enqueue a call (run 5's
-    // gpuqr_host_profile: 1.5 ms of host time to return against 1.57 ms of GPU time).
+    // On CUDA 256, but 128 for very tall matrices (m > 4 k) up to k = 2048, as measured before
+    // the faster panels (65536 x 1024; the tall-skinny routes' shapes). 256 measured faster
+    // than 128 on every shape tried (H100, session 29 runs 5 and 8, alternated): geqrf FP64
+    // 1024 1.71-1.76 ms against 1.83-2.12, 2048 4.03-4.11 against 4.43-4.58, 2048 x 1024
+    // 2.06-2.07 against 2.31-2.61, 1024 x 2048 1.81-1.94 against 2.57-3.06, 1536 2.82-2.95
+    // against 3.81-3.99, 3072 x 1024 3.02-3.20 against 3.55-3.94; FP32 alike. Half the outer
+    // panels: half the look-ahead updates, T merges and trailing GEMMs, and half the host's
+    // cuBLAS calls, most of the host's time to enqueue a call (run 5's gpuqr_host_profile).
     const std::int64_t fallback =
-        ctx.is_cuda() ? (k <= 2048 && m > 2 * k ? 128 : 256) : 64;
+        ctx.is_cuda() ? (k <= 2048 && m > 4 * k ? 128 : 256) : 64;
     bs.outer = env_size("GPUQR_NB_OUTER", fallback);
   }
   bs.outer = std::max(bs.outer, bs.inner);
