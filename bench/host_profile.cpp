@@ -92,7 +92,8 @@ int run(std::int64_t n, int calls, bool graphs) {
     ctx.synchronize();
     g_inside.store(c >= 0);
     const auto t0 = std::chrono::steady_clock::now();
-    gpuqr::geqrf<T>(ctx, a.view(), gpuqr::VectorView<T>(tau.data(), n, gpuqr::MemorySpace::device, 0));
+    gpuqr::geqrf<T>(ctx, a.view(),
+                    gpuqr::VectorView<T>(tau.data(), n, gpuqr::MemorySpace::device, 0));
     const auto t1 = std::chrono::steady_clock::now();
     ctx.synchronize();
     const auto t2 = std::chrono::steady_clock::now();
@@ -105,11 +106,12 @@ int run(std::int64_t n, int calls, bool graphs) {
   std::sort(enqueue_ms.begin(), enqueue_ms.end());
   std::sort(total_ms.begin(), total_ms.end());
   const int samples = std::min(g_count.load(), kMaxSamples);
-  std::printf("geqrf %lld x %lld %s graphs %d: %d calls, median host time to return %.3f ms, "
-              "to finish %.3f ms (min %.3f / %.3f); %d samples\n",
-              static_cast<long long>(n), static_cast<long long>(n), sizeof(T) == 8 ? "d" : "s",
-              graphs ? 1 : 0, calls, enqueue_ms[enqueue_ms.size() / 2],
-              total_ms[total_ms.size() / 2], enqueue_ms.front(), total_ms.front(), samples);
+  std::printf(
+      "geqrf %lld x %lld %s graphs %d: %d calls, median host time to return %.3f ms, "
+      "to finish %.3f ms (min %.3f / %.3f); %d samples\n",
+      static_cast<long long>(n), static_cast<long long>(n), sizeof(T) == 8 ? "d" : "s",
+      graphs ? 1 : 0, calls, enqueue_ms[enqueue_ms.size() / 2], total_ms[total_ms.size() / 2],
+      enqueue_ms.front(), total_ms.front(), samples);
   std::map<std::string, int> inclusive, innermost, inner_gpuqr, inner_caller;
   // Every distinct frame named once: exported symbols by backtrace_symbols, this program's
   // local ones (anonymous namespaces) by addr2line on their offsets, in one batch.

@@ -372,8 +372,7 @@ TEST_P(KernelTwins, PanelQrUpdateStepMatchesTheTwin) {
       std::uint64_t seed = 5100;
       // Taller panels are the AH panel's and larfb's (a block's rows of C sit in registers).
       for (const int h : {1025, 2048, 4096})
-        EXPECT_FALSE(
-            kernels::cuda::panel_qr_ah_step_wanted(ctx().device(), sizeof(T), h, 32, 96));
+        EXPECT_FALSE(kernels::cuda::panel_qr_ah_step_wanted(ctx().device(), sizeof(T), h, 32, 96));
       for (auto [h, w] : {std::pair<int, int>{96, 32},
                           {97, 64},
                           {128, 128},

@@ -120,8 +120,7 @@ BlockSizes choose_block_sizes(const Context& ctx, std::int64_t m, std::int64_t n
     // against 3.81-3.99, 3072 x 1024 3.02-3.20 against 3.55-3.94; FP32 alike. Half the outer
     // panels: half the look-ahead updates, T merges and trailing GEMMs, and half the host's
     // cuBLAS calls, most of the host's time to enqueue a call (run 5's gpuqr_host_profile).
-    const std::int64_t fallback =
-        ctx.is_cuda() ? (k <= 2048 && m > 4 * k ? 128 : 256) : 64;
+    const std::int64_t fallback = ctx.is_cuda() ? (k <= 2048 && m > 4 * k ? 128 : 256) : 64;
     bs.outer = env_size("GPUQR_NB_OUTER", fallback);
   }
   bs.outer = std::max(bs.outer, bs.inner);

@@ -111,10 +111,10 @@ __device__ long long g_step_clocks[kStepTracePoints];
 /// through a pointer would make the compiler reload its fields.
 template <class T>
 __device__ __noinline__ void step_top(T (*x)[kB + 1], T (*g)[kB + 1], T (*d)[kB + 1],
-                                      T (*bg)[kB + 1], T (*wb)[kB + 1], T* s_tau, int* s_ok,
-                                      T* a, std::int64_t lda, T* tau, T* v, std::int64_t ldv,
-                                      T* t, std::int64_t ldt, T* dm, int* status,
-                                      double threshold, int warp_factor) {
+                                      T (*bg)[kB + 1], T (*wb)[kB + 1], T* s_tau, int* s_ok, T* a,
+                                      std::int64_t lda, T* tau, T* v, std::int64_t ldv, T* t,
+                                      std::int64_t ldt, T* dm, int* status, double threshold,
+                                      int warp_factor) {
   ah::top_finish<T, kThreads>(x, g, d, bg, wb, s_tau, s_ok, a, lda, kB, tau, v, ldv, t, ldt, dm,
                               status, threshold, warp_factor, nullptr);
 }
@@ -127,8 +127,7 @@ __device__ __noinline__ void step_top(T (*x)[kB + 1], T (*g)[kB + 1], T (*d)[kB 
 template <class T>
 __device__ __noinline__ void step_scale(T* __restrict__ a, std::int64_t lda, T* __restrict__ v,
                                         std::int64_t ldv, std::int64_t r0, std::int64_t lo,
-                                        std::int64_t r1, const T (*sd)[kB + 1],
-                                        T (*sv)[kB + 1]) {
+                                        std::int64_t r1, const T (*sd)[kB + 1], T (*sv)[kB + 1]) {
   const int q = static_cast<int>(threadIdx.x % 2);
   const std::int64_t i = lo + threadIdx.x / 2;
   const bool row = i < r1;  // no early return: the pair meets at the __syncwarp below
@@ -196,7 +195,7 @@ __global__ void __launch_bounds__(kThreads) ah_step_kernel(StepArgs<T> p) {
   const std::int64_t r0 = static_cast<std::int64_t>(rank) * p.rows;
   const std::int64_t r1 = min(p.h, r0 + p.rows);
   const std::int64_t lo = max(r0, static_cast<std::int64_t>(kB));  // this slice below the top
-  const int nrows = static_cast<int>(r1 - r0);                        // 1 .. kMaxRowsPerBlock
+  const int nrows = static_cast<int>(r1 - r0);                     // 1 .. kMaxRowsPerBlock
   const int nchunks = (nrows + 31) / 32;
   if (p.update_only != 0) {
     if (*p.status != 0) return;  // uniform: the AH step factored and updated
@@ -240,8 +239,8 @@ __global__ void __launch_bounds__(kThreads) ah_step_kernel(StepArgs<T> p) {
       if (tid == 0) s_ok = 1;
       __syncthreads();
       mark(3);
-      step_top<T>(x, g, d, bg, wb, s_tau, &s_ok, pa, lda, p.tau, pv, ldv, p.t, p.ldt, p.d,
-                  p.status, p.threshold, p.warp_factor);
+      step_top<T>(x, g, d, bg, wb, s_tau, &s_ok, pa, lda, p.tau, pv, ldv, p.t, p.ldt, p.d, p.status,
+                  p.threshold, p.warp_factor);
       mark(4);
     }
     cluster.sync();  // the partials are read; block 0's outputs are visible to the cluster
@@ -289,7 +288,7 @@ __global__ void __launch_bounds__(kThreads) ah_step_kernel(StepArgs<T> p) {
 #pragma unroll
   for (int k = 0; k < kChunks; ++k) {
     if (k >= nchunks) break;  // uniform
-    __syncthreads();  // sc is free (and, at k = 0, sv's rows and block 0's b x b work done)
+    __syncthreads();          // sc is free (and, at k = 0, sv's rows and block 0's b x b work done)
 #pragma unroll
     for (int q = 0; q < kRestQ; ++q) sy[lane][warp + kWarps * q] = creg[k][q];
     __syncthreads();
