@@ -243,54 +243,6 @@ struct WarpsShared {
   int good;
 };
 
-/// The end of the four warps' versions, once every step has reached every row: this lane's
-/// entries of column j (xd[r], row row_of(r)) scaled into D and X (R's diagonal from alpha),
-/// each warp's amplification sums, then warp 0's norm-update and amplification tests of every
-/// column (a column's downdated norm only falls, so testing its pivot tests every step).
-/// Returns whether the panel stands (the same in every thread).
-template <class T, int kB, int kR, class RowOf>
-__device__ __forceinline__ bool warps_finish(T (*x)[kB + 1], T (*g)[kB + 1], T (*d)[kB + 1],
-                                             T* tau, double threshold, double max_amplification,
-                                             WarpsShared<T, kB>& sh, T (&xd)[kR], bool active,
-                                             int w, int j, RowOf row_of) {
-  constexpr int kW = 4;
-  constexpr unsigned kAll = 0xffffffffu;
-  if (active) {
-    const T my_rs = sh.rs[j];
-    T kappa = 0;
-#pragma unroll
-    for (int r = 0; r < kR; ++r) {
-      const int i = row_of(r);
-      xd[r] = i == j ? my_rs : xd[r] * my_rs;
-      if (i <= j) kappa += fabs(xd[r]) * sh.cnorm[i];
-      if (i > j) {
-        x[j][i] = xd[r];
-      } else {
-        if (i == j) x[j][i] = sh.alpha[j];
-        d[j][i] = xd[r];
-      }
-    }
-    sh.kappa[w][j] = kappa;
-  }
-  __syncthreads();
-  if (w == 0) {
-    T kap = 0;
-#pragma unroll
-    for (int q = 0; q < kW; ++q) kap += sh.kappa[q][j];
-    const T my_t = sh.t[j];
-    tau[j] = my_t;
-    bool bad =
-        j > 0 && !(static_cast<double>(sh.piv[j]) > threshold * static_cast<double>(g[j][j]));
-    if (j > 0 &&
-        !(static_cast<double>(kap) * sqrt(0.5 * static_cast<double>(my_t)) <= max_amplification))
-      bad = true;
-    const bool any_bad = __any_sync(kAll, bad);
-    if (j == 0) sh.good = any_bad ? 0 : 1;
-  }
-  __syncthreads();
-  return sh.good != 0;
-}
-
 /// factor_block_warp's arithmetic by kW = 4 warps, warp w holding rows 8w..8w+7 of every
 /// column (lane j: column j) of X / D and G, so that a step's bulk updates are a quarter of
 /// the single warp's. The warp holding row k (the step's owner) brings that row up to date,
@@ -379,9 +331,38 @@ __device__ bool factor_block_warps(T (*x)[kB + 1], T (*g)[kB + 1], T (*d)[kB + 1
     // Step 31's update.
 #pragma unroll
     for (int r = 0; r < kR; ++r) update_row(kB - 1, r);
+    const T my_rs = s_rs[j];
+    T kappa = 0;
+#pragma unroll
+    for (int r = 0; r < kR; ++r) {
+      const int i = row0 + r;
+      xd[r] = i == j ? my_rs : xd[r] * my_rs;
+      if (i <= j) kappa += fabs(xd[r]) * s_cnorm[i];
+      if (i > j) {
+        x[j][i] = xd[r];
+      } else {
+        if (i == j) x[j][i] = s_alpha[j];
+        d[j][i] = xd[r];
+      }
+    }
+    s_kappa[w][j] = kappa;
   }
-  return warps_finish<T, kB, kR>(x, g, d, tau, threshold, max_amplification, sh, xd, active, w,
-                                 j, [&](int r) { return row0 + r; });
+  __syncthreads();
+  if (w == 0) {
+    T kap = 0;
+#pragma unroll
+    for (int q = 0; q < kW; ++q) kap += s_kappa[q][j];
+    const T my_t = s_t[j];
+    tau[j] = my_t;
+    bool bad = j > 0 && !(static_cast<double>(s_piv[j]) > threshold * static_cast<double>(g[j][j]));
+    if (j > 0 &&
+        !(static_cast<double>(kap) * sqrt(0.5 * static_cast<double>(my_t)) <= max_amplification))
+      bad = true;
+    const bool any_bad = __any_sync(kAll, bad);
+    if (j == 0) s_good = any_bad ? 0 : 1;
+  }
+  __syncthreads();
+  return s_good != 0;
 }
 
 /// factor_block_warps with the rows interleaved over the four warps (row i on warp i mod 4,
@@ -478,9 +459,38 @@ __device__ bool factor_block_warps_interleaved(T (*x)[kB + 1], T (*g)[kB + 1], T
     const T twr1 = s_twr[(kB - 1) % 3][j], rk1 = s_rk[(kB - 1) % 3][j];
 #pragma unroll
     for (int r = 0; r < kR; ++r) take(kB - 1, r, twr1, rk1);
+    const T my_rs = s_rs[j];
+    T kappa = 0;
+#pragma unroll
+    for (int r = 0; r < kR; ++r) {
+      const int i = w + kW * r;
+      xd[r] = i == j ? my_rs : xd[r] * my_rs;
+      if (i <= j) kappa += fabs(xd[r]) * s_cnorm[i];
+      if (i > j) {
+        x[j][i] = xd[r];
+      } else {
+        if (i == j) x[j][i] = s_alpha[j];
+        d[j][i] = xd[r];
+      }
+    }
+    s_kappa[w][j] = kappa;
   }
-  return warps_finish<T, kB, kR>(x, g, d, tau, threshold, max_amplification, sh, xd, active, w,
-                                 j, [&](int r) { return w + kW * r; });
+  __syncthreads();
+  if (w == 0) {
+    T kap = 0;
+#pragma unroll
+    for (int q = 0; q < kW; ++q) kap += s_kappa[q][j];
+    const T my_t = s_t[j];
+    tau[j] = my_t;
+    bool bad = j > 0 && !(static_cast<double>(s_piv[j]) > threshold * static_cast<double>(g[j][j]));
+    if (j > 0 &&
+        !(static_cast<double>(kap) * sqrt(0.5 * static_cast<double>(my_t)) <= max_amplification))
+      bad = true;
+    const bool any_bad = __any_sync(kAll, bad);
+    if (j == 0) s_good = any_bad ? 0 : 1;
+  }
+  __syncthreads();
+  return s_good != 0;
 }
 
 }  // namespace gpuqr::kernels::cuda::ah
