@@ -51,8 +51,8 @@ constexpr int kSumSegments = 16;
 bool tall_panel(std::int64_t h) { return h - kB > kMaxParts * kTallChunk; }
 constexpr int kMinChunk = 64;   // rows per partial, at least
 // The b x b kernel's block: 8 warps share its products; Algorithm 2 runs on 4 of them by
-// default (factor_block_warps), on all 8 in the block's version (4 warps of 8 rows there: 1.3x
-// slower).
+// default (factor_block_warps_interleaved; factor_block_warps in mode 4), on all 8 in the
+// block's version (4 warps of 8 rows there: 1.3x slower).
 constexpr int kTopThreads = 256;
 constexpr int kScaleThreads = 64;  // V_B = P_B D: small blocks spread short panels over SMs
 // panel_qr_ah_warp_factor's default: Algorithm 2 by four warps, rows interleaved over them,
