@@ -17,6 +17,7 @@
 
 #include "src/cuda/check.hpp"
 #include "src/cuda/larfb_small.hpp"
+#include "src/cuda/pdl.cuh"
 
 namespace gpuqr::kernels::cuda {
 namespace {
@@ -50,6 +51,7 @@ __global__ void __launch_bounds__(kThreads)
     larfb_small_kernel(const T* __restrict__ v, std::int64_t ldv, const T* __restrict__ t,
                        std::int64_t ldt, int trans, T* c, std::int64_t ldc, std::int64_t m, int n,
                        int k) {
+  pdl::enter();
   __shared__ T part[kSlices][kK][kCols];  // the row groups' partial W
   __shared__ T ys[kK][kCols];             // Y = op(T) W
   __shared__ T ts[kK][kK + 1];            // op(T), zeros past k
@@ -168,10 +170,9 @@ void larfb_small(detail::ContextImpl& ctx, Op op, MatrixView<const T> v, MatrixV
     GPUQR_THROW(InvalidArgument, "larfb_small: V must be m x k with k <= 32 and T k x k");
   const auto blocks = static_cast<unsigned>((n + kCols - 1) / kCols);
   small_calls.fetch_add(1);
-  larfb_small_kernel<T><<<blocks, kThreads, 0, ctx.stream>>>(
-      v.data(), v.ld(), t.data(), t.ld(), op == Op::trans ? 1 : 0, c.data(), c.ld(), m,
-      static_cast<int>(n), static_cast<int>(k));
-  GPUQR_CUDA_CHECK_LAUNCH(ctx.stream);
+  pdl::launch(ctx.device, larfb_small_kernel<T>, dim3(blocks), dim3(kThreads), 0, ctx.stream,
+              v.data(), v.ld(), t.data(), t.ld(), op == Op::trans ? 1 : 0, c.data(), c.ld(), m,
+              static_cast<int>(n), static_cast<int>(k));
 }
 
 template void larfb_small<float>(detail::ContextImpl&, Op, MatrixView<const float>,

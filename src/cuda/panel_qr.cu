@@ -35,6 +35,7 @@
 #include "src/cuda/check.hpp"
 #include "src/cuda/cluster_launch.hpp"
 #include "src/cuda/panel_qr.hpp"
+#include "src/cuda/pdl.cuh"
 #include "src/cuda/safe_range.cuh"
 
 namespace cg = cooperative_groups;
@@ -129,6 +130,7 @@ struct Exchange {
 
 template <class T, bool kCluster>
 __global__ void __launch_bounds__(kThreads) panel_kernel(PanelArgs<T> p) {
+  pdl::enter();
   if (p.skip != nullptr && *p.skip == 1) return;  // uniform: before any barrier
   // Thread (warp w, lane k) owns column k of the rows i = w, w + 8, ... of this block: dot
   // products and updates run down columns with no per-column loop in a thread, x_i is a
@@ -500,7 +502,8 @@ bool panel_qr_fused(detail::ContextImpl& ctx, MatrixView<T> panel, VectorView<T>
     args.rpb = rows_for(h, blocks);
     blocks = static_cast<int>((h + args.rpb - 1) / args.rpb);
     launch_one_cluster(reinterpret_cast<const void*>(panel_kernel<T, true>), blocks, kThreads,
-                       static_cast<std::size_t>(args.rpb + 1) * row_bytes, ctx.stream, params);
+                       static_cast<std::size_t>(args.rpb + 1) * row_bytes, ctx.stream, params,
+                       pdl::enabled(ctx.device));
     return true;
   }
   // Grid: one block per SM at most (so the cooperative grid is co-resident), about

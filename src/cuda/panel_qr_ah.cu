@@ -30,6 +30,7 @@
 #include "src/cuda/ah_top.cuh"
 #include "src/cuda/check.hpp"
 #include "src/cuda/panel_qr.hpp"
+#include "src/cuda/pdl.cuh"
 #include "src/cuda/qrf_ah_panel.cuh"
 #include "src/cuda/safe_range.cuh"
 
@@ -79,6 +80,7 @@ template <class T>
 __global__ void __launch_bounds__(kThreads) ah_gram_kernel(const T* a, std::int64_t lda,
                                                            std::int64_t h, int b,
                                                            std::int64_t chunk, T* parts) {
+  pdl::enter();
   __shared__ T tile[32][kB + 1];  // [row][col]
   const std::int64_t r0 = b + blockIdx.x * chunk;
   T acc[4];
@@ -95,6 +97,7 @@ __global__ void __launch_bounds__(kThreads) ah_gram_kernel(const T* a, std::int6
 template <class T>
 __global__ void __launch_bounds__(kThreads)
     ah_sum_parts_kernel(const T* parts, int nparts, T* out) {
+  pdl::enter();
   __shared__ T sums[kThreads / 32][32];
   const int c = blockIdx.x, seg = blockIdx.y, r = threadIdx.x % 32, g = threadIdx.x / 32;
   const int p0 = static_cast<int>(static_cast<std::int64_t>(nparts) * seg / kSumSegments);
@@ -121,6 +124,7 @@ __global__ void __launch_bounds__(kTop)
     ah_top_kernel(T* a, std::int64_t lda, int b, const T* parts, int nparts, T* tau_out, T* v,
                   std::int64_t ldv, T* t_out, std::int64_t ldt, T* d_out, int* status,
                   double threshold, int warp_factor) {
+  pdl::enter();
   __shared__ T x[kB][kB + 1], g[kB][kB + 1], d[kB][kB + 1], bg[kB][kB + 1], wb[kB][kB + 1];
   __shared__ T s_tau[kB];
   __shared__ int s_ok;
@@ -183,6 +187,7 @@ template <class T, int Lanes>
 __global__ void __launch_bounds__(kScaleThreads)
     ah_scale_kernel(T* a, std::int64_t lda, std::int64_t h, int b, const T* dm, const int* status,
                     T* v, std::int64_t ldv) {
+  pdl::enter();
   if (*status != 1) return;
   __shared__ T sd[kB][kB + 1];
   for (int idx = threadIdx.x; idx < kB * kB; idx += kScaleThreads) {
@@ -303,13 +308,12 @@ int* panel_qr_ah(detail::ContextImpl& ctx, MatrixView<T> panel, VectorView<T> ta
   int nparts = static_cast<int>((below + chunk - 1) / chunk);
   const double threshold = std::max(detail::kAhRemainingFraction,
                                     std::sqrt(double(std::numeric_limits<T>::epsilon())));
-  ah_gram_kernel<T><<<nparts, kThreads, 0, ctx.stream>>>(panel.data(), panel.ld(), h, b, chunk,
-                                                         tall ? tall_parts : parts);
-  GPUQR_CUDA_CHECK_LAUNCH(ctx.stream);
+  const int dev = ctx.device;
+  pdl::launch(dev, ah_gram_kernel<T>, dim3(nparts), dim3(kThreads), 0, ctx.stream, panel.data(),
+              panel.ld(), h, b, chunk, tall ? tall_parts : parts);
   if (tall) {
-    ah_sum_parts_kernel<T><<<dim3(kB, kSumSegments), kThreads, 0, ctx.stream>>>(
-        tall_parts, nparts, sums);
-    GPUQR_CUDA_CHECK_LAUNCH(ctx.stream);
+    pdl::launch(dev, ah_sum_parts_kernel<T>, dim3(kB, kSumSegments), dim3(kThreads), 0,
+                ctx.stream, tall_parts, nparts, sums);
     parts = sums;
     nparts = kSumSegments;
   }
@@ -320,16 +324,16 @@ int* panel_qr_ah(detail::ContextImpl& ctx, MatrixView<T> panel, VectorView<T> ta
     return v == 128 || v == 256 ? v : kTopThreads;
   }();
   const int warp_factor = panel_qr_ah_warp_factor();
+  T* t_out = t.empty() ? nullptr : t.data();
   if (top_threads == 128) {
-    ah_top_kernel<T, 128><<<1, 128, 0, ctx.stream>>>(
-        panel.data(), panel.ld(), b, parts, nparts, tau.data(), v.data(), v.ld(),
-        t.empty() ? nullptr : t.data(), t.ld(), dm, status, threshold, warp_factor);
+    pdl::launch(dev, ah_top_kernel<T, 128>, dim3(1), dim3(128), 0, ctx.stream, panel.data(),
+                panel.ld(), b, static_cast<const T*>(parts), nparts, tau.data(), v.data(), v.ld(),
+                t_out, t.ld(), dm, status, threshold, warp_factor);
   } else {
-    ah_top_kernel<T, 256><<<1, 256, 0, ctx.stream>>>(
-        panel.data(), panel.ld(), b, parts, nparts, tau.data(), v.data(), v.ld(),
-        t.empty() ? nullptr : t.data(), t.ld(), dm, status, threshold, warp_factor);
+    pdl::launch(dev, ah_top_kernel<T, 256>, dim3(1), dim3(256), 0, ctx.stream, panel.data(),
+                panel.ld(), b, static_cast<const T*>(parts), nparts, tau.data(), v.data(), v.ld(),
+                t_out, t.ld(), dm, status, threshold, warp_factor);
   }
-  GPUQR_CUDA_CHECK_LAUNCH(ctx.stream);
   // Four lanes a row up to kScaleShareRows rows below the top block (latency-bound), else one.
   static const bool one_lane = [] {  // GPUQR_AH_SCALE_LANES=1: one lane a row (A/B runs)
     const char* text = std::getenv("GPUQR_AH_SCALE_LANES");
@@ -339,12 +343,13 @@ int* panel_qr_ah(detail::ContextImpl& ctx, MatrixView<T> panel, VectorView<T> ta
   const std::int64_t rows_per_block = kScaleThreads / lanes;
   const auto blocks = static_cast<unsigned>((below + rows_per_block - 1) / rows_per_block);
   if (lanes == 4)
-    ah_scale_kernel<T, 4><<<blocks, kScaleThreads, 0, ctx.stream>>>(panel.data(), panel.ld(), h, b,
-                                                                    dm, status, v.data(), v.ld());
+    pdl::launch(dev, ah_scale_kernel<T, 4>, dim3(blocks), dim3(kScaleThreads), 0, ctx.stream,
+                panel.data(), panel.ld(), h, b, static_cast<const T*>(dm),
+                static_cast<const int*>(status), v.data(), v.ld());
   else
-    ah_scale_kernel<T, 1><<<blocks, kScaleThreads, 0, ctx.stream>>>(panel.data(), panel.ld(), h, b,
-                                                                    dm, status, v.data(), v.ld());
-  GPUQR_CUDA_CHECK_LAUNCH(ctx.stream);
+    pdl::launch(dev, ah_scale_kernel<T, 1>, dim3(blocks), dim3(kScaleThreads), 0, ctx.stream,
+                panel.data(), panel.ld(), h, b, static_cast<const T*>(dm),
+                static_cast<const int*>(status), v.data(), v.ld());
   return status;
 }
 

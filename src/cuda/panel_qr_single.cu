@@ -33,6 +33,7 @@
 #include "src/core/blocked_kernels.hpp"
 #include "src/cuda/check.hpp"
 #include "src/cuda/panel_qr.hpp"
+#include "src/cuda/pdl.cuh"
 #include "src/cuda/safe_range.cuh"
 
 namespace gpuqr::kernels::cuda {
@@ -104,6 +105,7 @@ template <class T, int W, int RPT>
 __global__ void __launch_bounds__(W * 32, 1)
     panel_single_kernel(T* a, std::int64_t lda, int h, int b, T* tau_out, T* v, std::int64_t ldv,
                         T* t, std::int64_t ldt, const int* skip) {
+  pdl::enter();
   if (skip != nullptr && *skip == 1) return;  // the AH panel (panel_qr_ah.cu) factored it
   constexpr int kThreads = W * 32;
   constexpr int kRows = W * RPT;
@@ -334,10 +336,10 @@ void launch(detail::ContextImpl& ctx, MatrixView<T> panel, VectorView<T> tau, Ma
             MatrixView<T> t, const int* skip) {
   allow<T, W, RPT>(ctx.device);
   const int b = static_cast<int>(panel.cols());
-  panel_single_kernel<T, W, RPT><<<1, W * 32, smem_bytes<T, W, RPT>(b), ctx.stream>>>(
-      panel.data(), panel.ld(), static_cast<int>(panel.rows()), b, tau.data(), v.data(), v.ld(),
-      t.empty() ? nullptr : t.data(), t.ld(), skip);
-  GPUQR_CUDA_CHECK_LAUNCH(ctx.stream);
+  pdl::launch(ctx.device, panel_single_kernel<T, W, RPT>, dim3(1), dim3(W * 32),
+              smem_bytes<T, W, RPT>(b), ctx.stream, panel.data(), panel.ld(),
+              static_cast<int>(panel.rows()), b, tau.data(), v.data(), v.ld(),
+              t.empty() ? nullptr : t.data(), t.ld(), skip);
 }
 
 std::atomic<int> mode_override{-1};  // panel_qr_single_block(): -1 default, 0 off, 1 on
