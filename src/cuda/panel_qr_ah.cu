@@ -312,8 +312,8 @@ int* panel_qr_ah(detail::ContextImpl& ctx, MatrixView<T> panel, VectorView<T> ta
   pdl::launch(dev, ah_gram_kernel<T>, dim3(nparts), dim3(kThreads), 0, ctx.stream, panel.data(),
               panel.ld(), h, b, chunk, tall ? tall_parts : parts);
   if (tall) {
-    pdl::launch(dev, ah_sum_parts_kernel<T>, dim3(kB, kSumSegments), dim3(kThreads), 0,
-                ctx.stream, tall_parts, nparts, sums);
+    pdl::launch(dev, ah_sum_parts_kernel<T>, dim3(kB, kSumSegments), dim3(kThreads), 0, ctx.stream,
+                tall_parts, nparts, sums);
     parts = sums;
     nparts = kSumSegments;
   }
