@@ -93,6 +93,10 @@ bool panel_qr_ah_step_wanted(int device, int elem_bytes, std::int64_t h, std::in
 /// the columns in registers (factor_block_warp), 4 = four warps with a quarter of the rows
 /// each (factor_block_warps). The warps' versions take 32-column panels; others the block's.
 void panel_qr_ah_warp_mode(int mode);
+/// Where the AH panel forms T (tests and measurements): -1 = default (beside the scaling, in
+/// a kernel of its own that overlaps it, unless GPUQR_AH_T_BESIDE=0), 0 = in the b x b kernel,
+/// after Algorithm 2, 1 = beside the scaling. The same bits either way.
+void panel_qr_ah_t_beside_mode(int mode);
 /// Measurements: while on, the AH panel's top kernel records clock64() at its 7 phase
 /// boundaries; panel_qr_ah_trace_clocks copies the last launch's 8 slots (synchronous).
 void panel_qr_ah_trace(bool on);
@@ -126,9 +130,9 @@ enum class LarftMerge { gemm = 0, trmm = 1, kernel = 2 };
 /// -1 = default (GPUQR_LARFT_MERGE, else the GEMMs), else a LarftMerge's value (tests).
 void larft_merge_mode(int mode);
 /// The overrides above (larfb_trmm_mode, larfb_small_mode, larft_merge_mode, panel_qr_single_block,
-/// panel_qr_ah_mode, panel_qr_ah_warp_mode) as one number: they change which kernels a call
-/// enqueues, so a graph's key holds it. The environment knobs are read once per process and
-/// need no key.
+/// panel_qr_ah_mode, panel_qr_ah_warp_mode, panel_qr_ah_t_beside_mode, ...) as one number: they
+/// change which kernels a call enqueues, so a graph's key holds it. The environment knobs are read
+/// once per process and need no key.
 std::int64_t knob_signature();
 /// The AH panel alone (tests, and panel_qr on panels too tall for the fused kernels):
 /// enqueues it, waits, and says whether it factored the panel

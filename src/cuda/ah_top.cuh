@@ -57,76 +57,19 @@ __device__ void gram_rows(const T* a, std::int64_t lda, std::int64_t r0, std::in
   }
 }
 
-/// The b x b kernel's work after its inputs are in shared memory (bg = B, x = the top block,
-/// zeros past b, d = I, *s_ok = 1, and a block barrier passed), by all kTop threads: G =
-/// P_T^T P_T + B, Algorithm 2, then (when it factored all b columns) V^T V and T, and the
-/// outputs: R and V_T into a's top block, the explicit V's top rows into v, tau, T (t_out,
-/// when not null), D (d_out, kB x kB, when not null), *status = 1. Otherwise *status = 0 and
-/// nothing is written. Returns whether it factored (the same in every thread). `clocks`
-/// (may be null): clock64 at the phase boundaries 2..6 (measurements).
+/// T (larft's, T(r, c) at g[c][r]) of a panel that Algorithm 2 factored, from its top block
+/// x (V_T strictly below the diagonal; what is on and above it is multiplied by zeros), D, B =
+/// P_B^T P_B (bg) and tau: M = V^T V = V_T^T V_T + D^T B D (V_B = P_B D), then T = (diag(1 /
+/// tau) + strictly_upper(M))^{-1}. By all kTop threads, after a block barrier that published
+/// the inputs; ends with one. Overwrites g, wb and bg's strictly upper part. The same bits for
+/// any kTop (each entry's sums run in a fixed order), so the b x b kernel (top_finish) and the
+/// T kernel beside the scaling (panel_qr_ah.cu) agree. `clocks` (may be null): clock64 at the
+/// boundary between the two phases (index 4).
 template <class T, int kTop>
-__device__ bool top_finish(T (*x)[kB + 1], T (*g)[kB + 1], T (*d)[kB + 1], T (*bg)[kB + 1],
-                           T (*wb)[kB + 1], T* s_tau, int* s_ok, T* a, std::int64_t lda, int b,
-                           T* tau_out, T* v, std::int64_t ldv, T* t_out, std::int64_t ldt, T* d_out,
-                           int* status, double threshold, int warp_factor, long long* clocks) {
+__device__ void vtv_and_t(T (*x)[kB + 1], T (*g)[kB + 1], T (*d)[kB + 1], T (*bg)[kB + 1],
+                          T (*wb)[kB + 1], const T* s_tau, int b, long long* clocks) {
   constexpr int kQ = kB * kB / kTop;
   const int tid = threadIdx.x;
-  auto mark = [&](int p) {
-    if (clocks != nullptr && tid == 0) clocks[p] = clock64();
-  };
-  // G = P_T^T P_T + B, all 32 x 32 entries (the top block's padding is zero: so is G's),
-  // thread t's four entries in column t % 32.
-  {
-    const int i = tid % kB, j0 = tid / kB;  // entries (i, j0 + (kTop / kB) q)
-    T s[kQ];
-#pragma unroll
-    for (int q = 0; q < kQ; ++q) s[q] = bg[j0 + (kTop / kB) * q][i];
-#pragma unroll 8
-    for (int r = 0; r < kB; ++r) {
-      const T xir = x[i][r];
-#pragma unroll
-      for (int q = 0; q < kQ; ++q) s[q] = fma(xir, x[j0 + (kTop / kB) * q][r], s[q]);
-    }
-#pragma unroll
-    for (int q = 0; q < kQ; ++q) {
-      const int j = j0 + (kTop / kB) * q;
-      g[j][i] = s[q];
-      // Squares that over- or underflow (or a zero column): the Householder kernel's scaled
-      // path handles those columns.
-      if (i == j && j < b && !(s[q] >= SafeRange<T>::small && s[q] <= SafeRange<T>::big)) *s_ok = 0;
-    }
-  }
-  __syncthreads();
-  mark(2);
-  if (*s_ok == 0) {
-    if (tid == 0) *status = 0;
-    return false;  // uniform
-  }
-  // Algorithm 2 by the whole block, by warp 0 with the columns in registers, or by four
-  // warps with a quarter of the rows each, in blocks of 8 or interleaved (warp_factor 0, 1,
-  // 4, 6; 7: interleaved with the shorter reciprocal chains). The warps' versions take full
-  // 32-column panels only (they are unrolled over them).
-  __shared__ ah::WarpsShared<T, kB> s_warps;  // the four warps' versions' scalars
-  bool factored;
-  if (warp_factor == 1 && b == kB)
-    factored = ah::factor_block_warp<T, kB>(x, g, d, s_tau, threshold, detail::kAhMaxAmplification);
-  else if (warp_factor == 4 && b == kB && kTop >= 128)
-    factored = ah::factor_block_warps<T, kB>(x, g, d, s_tau, threshold, detail::kAhMaxAmplification,
-                                             s_warps);
-  else if (warp_factor == 6 && b == kB && kTop >= 128)
-    factored = ah::factor_block_warps_interleaved<T, kB>(x, g, d, s_tau, threshold,
-                                                         detail::kAhMaxAmplification, s_warps);
-  else if (warp_factor == 7 && b == kB && kTop >= 128)
-    factored = ah::factor_block_warps_interleaved<T, kB, true>(
-        x, g, d, s_tau, threshold, detail::kAhMaxAmplification, s_warps);
-  else
-    factored = ah::factor_block<T, kB, kTop>(x, g, d, s_tau, b, threshold,
-                                             detail::kAhMaxAmplification) == b;
-  mark(3);
-  if (!factored) {
-    if (tid == 0) *status = 0;
-    return false;  // uniform: nothing of the panel was written
-  }
   // M = V^T V = V_T^T V_T + D^T B D (V_B = P_B D, so V_B^T V_B = D^T B D), strictly upper
   // part (all larft reads): g := E = B D first (D upper triangular), then M into bg's
   // strictly upper part, which E's products no longer read.
@@ -169,7 +112,7 @@ __device__ bool top_finish(T (*x)[kB + 1], T (*g)[kB + 1], T (*d)[kB + 1], T (*b
     }
   }
   __syncthreads();
-  mark(4);
+  if (clocks != nullptr && threadIdx.x == 0) clocks[4] = clock64();
   // T = (diag(1 / tau) + strictly_upper(M))^{-1} (larft's T), into g (T(r, c) at g[c][r]).
   if (b == kB) {
     // Full panels: by rows, one lane each. Row i of T is the recurrence T(i, j) = -tau_j
@@ -231,6 +174,86 @@ __device__ bool top_finish(T (*x)[kB + 1], T (*g)[kB + 1], T (*d)[kB + 1], T (*b
       __syncthreads();
     }
   }
+}
+
+/// The b x b kernel's work after its inputs are in shared memory (bg = B, x = the top block,
+/// zeros past b, d = I, *s_ok = 1, and a block barrier passed), by all kTop threads: G =
+/// P_T^T P_T + B, Algorithm 2, then (when it factored all b columns) V^T V and T, and the
+/// outputs: R and V_T into a's top block, the explicit V's top rows into v, tau, T (t_out,
+/// when not null), D (d_out, kB x kB, when not null), *status = 1. Otherwise *status = 0 and
+/// nothing is written. Returns whether it factored (the same in every thread). `clocks`
+/// (may be null): clock64 at the phase boundaries 2..6 (measurements). `b_out` (kB x kB, may
+/// be null): when given, V^T V and T are left to the T kernel that runs beside the scaling
+/// (t_out is then not written) and B is written there for it instead.
+template <class T, int kTop>
+__device__ bool top_finish(T (*x)[kB + 1], T (*g)[kB + 1], T (*d)[kB + 1], T (*bg)[kB + 1],
+                           T (*wb)[kB + 1], T* s_tau, int* s_ok, T* a, std::int64_t lda, int b,
+                           T* tau_out, T* v, std::int64_t ldv, T* t_out, std::int64_t ldt, T* d_out,
+                           int* status, double threshold, int warp_factor, long long* clocks,
+                           T* b_out = nullptr) {
+  constexpr int kQ = kB * kB / kTop;
+  const int tid = threadIdx.x;
+  auto mark = [&](int p) {
+    if (clocks != nullptr && tid == 0) clocks[p] = clock64();
+  };
+  // G = P_T^T P_T + B, all 32 x 32 entries (the top block's padding is zero: so is G's),
+  // thread t's four entries in column t % 32.
+  {
+    const int i = tid % kB, j0 = tid / kB;  // entries (i, j0 + (kTop / kB) q)
+    T s[kQ];
+#pragma unroll
+    for (int q = 0; q < kQ; ++q) s[q] = bg[j0 + (kTop / kB) * q][i];
+#pragma unroll 8
+    for (int r = 0; r < kB; ++r) {
+      const T xir = x[i][r];
+#pragma unroll
+      for (int q = 0; q < kQ; ++q) s[q] = fma(xir, x[j0 + (kTop / kB) * q][r], s[q]);
+    }
+#pragma unroll
+    for (int q = 0; q < kQ; ++q) {
+      const int j = j0 + (kTop / kB) * q;
+      g[j][i] = s[q];
+      // Squares that over- or underflow (or a zero column): the Householder kernel's scaled
+      // path handles those columns.
+      if (i == j && j < b && !(s[q] >= SafeRange<T>::small && s[q] <= SafeRange<T>::big)) *s_ok = 0;
+    }
+  }
+  __syncthreads();
+  mark(2);
+  if (*s_ok == 0) {
+    if (tid == 0) *status = 0;
+    return false;  // uniform
+  }
+  // Algorithm 2 by the whole block, by warp 0 with the columns in registers, or by four
+  // warps with a quarter of the rows each, in blocks of 8 or interleaved (warp_factor 0, 1,
+  // 4, 6; 7: interleaved with the shorter reciprocal chains). The warps' versions take full
+  // 32-column panels only (they are unrolled over them).
+  __shared__ ah::WarpsShared<T, kB> s_warps;  // the four warps' versions' scalars
+  bool factored;
+  if (warp_factor == 1 && b == kB)
+    factored = ah::factor_block_warp<T, kB>(x, g, d, s_tau, threshold, detail::kAhMaxAmplification);
+  else if (warp_factor == 4 && b == kB && kTop >= 128)
+    factored = ah::factor_block_warps<T, kB>(x, g, d, s_tau, threshold, detail::kAhMaxAmplification,
+                                             s_warps);
+  else if (warp_factor == 6 && b == kB && kTop >= 128)
+    factored = ah::factor_block_warps_interleaved<T, kB>(x, g, d, s_tau, threshold,
+                                                         detail::kAhMaxAmplification, s_warps);
+  else if (warp_factor == 7 && b == kB && kTop >= 128)
+    factored = ah::factor_block_warps_interleaved<T, kB, true>(
+        x, g, d, s_tau, threshold, detail::kAhMaxAmplification, s_warps);
+  else
+    factored = ah::factor_block<T, kB, kTop>(x, g, d, s_tau, b, threshold,
+                                             detail::kAhMaxAmplification) == b;
+  mark(3);
+  if (!factored) {
+    if (tid == 0) *status = 0;
+    return false;  // uniform: nothing of the panel was written
+  }
+  if (b_out != nullptr) {
+    mark(4);  // the phases below are the T kernel's (panel_qr_ah.cu): none here
+  } else {
+    vtv_and_t<T, kTop>(x, g, d, bg, wb, s_tau, b, clocks);
+  }
   mark(5);
   // R and V_T in place, the explicit V's top rows, tau, T, D for the scaling kernel.
   for (int idx = tid; idx < b * b; idx += kTop) {
@@ -238,7 +261,11 @@ __device__ bool top_finish(T (*x)[kB + 1], T (*g)[kB + 1], T (*d)[kB + 1], T (*b
     a[i + j * lda] = x[j][i];
     v[i + j * ldv] = i > j ? x[j][i] : (i == j ? T(1) : T(0));
     if (d_out != nullptr) d_out[i + j * kB] = d[j][i];
-    if (t_out != nullptr) t_out[i + j * ldt] = g[j][i];
+    if (b_out != nullptr) {
+      b_out[i + j * kB] = bg[j][i];
+    } else if (t_out != nullptr) {
+      t_out[i + j * ldt] = g[j][i];
+    }
   }
   if (tid < b) tau_out[tid] = s_tau[tid];
   if (tid == 0) *status = 1;

@@ -53,6 +53,10 @@ std::int64_t panel_qr_ah_workspace_elems(std::int64_t h);
 int panel_qr_single_override();
 int panel_qr_ah_override();
 int panel_qr_ah_warp_override();
+int panel_qr_ah_t_beside_override();
+/// Whether the AH panel forms T beside the scaling (panel_qr_ah_t_beside_mode's override if
+/// set, else GPUQR_AH_T_BESIDE, else yes) rather than in its b x b kernel.
+bool panel_qr_ah_t_beside();
 /// How the AH panel's b x b kernel runs Algorithm 2 (panel_qr_ah_warp_mode's values, the
 /// override if set, else GPUQR_AH_WARP, else the default): 0 the block, 1 one warp, 4 four
 /// warps, 6 four warps with the rows interleaved, 7 the same with the shorter reciprocal

@@ -123,7 +123,7 @@ template <class T, int kTop>
 __global__ void __launch_bounds__(kTop)
     ah_top_kernel(T* a, std::int64_t lda, int b, const T* parts, int nparts, T* tau_out, T* v,
                   std::int64_t ldv, T* t_out, std::int64_t ldt, T* d_out, int* status,
-                  double threshold, int warp_factor) {
+                  double threshold, int warp_factor, T* b_out) {
   pdl::enter();
   __shared__ T x[kB][kB + 1], g[kB][kB + 1], d[kB][kB + 1], bg[kB][kB + 1], wb[kB][kB + 1];
   __shared__ T s_tau[kB];
@@ -173,7 +173,43 @@ __global__ void __launch_bounds__(kTop)
   __syncthreads();
   mark(1);
   ah::top_finish<T, kTop>(x, g, d, bg, wb, s_tau, &s_ok, a, lda, b, tau_out, v, ldv, t_out, ldt,
-                          d_out, status, threshold, warp_factor, trace ? g_ah_clocks : nullptr);
+                          d_out, status, threshold, warp_factor, trace ? g_ah_clocks : nullptr,
+                          b_out);
+}
+
+/// T of a panel the b x b kernel factored with `b_out` (status 1; otherwise nothing), from
+/// what that kernel wrote: the top block of R and V_T (a), D, B and tau (ah::vtv_and_t, the
+/// same bits as the b x b kernel's own). Launched right after the scaling kernel and run
+/// beside it: it is put on the GPU once every scaling block has passed pdl::enter, that is
+/// after the b x b kernel finished, so it starts without waiting, reads through L2 (__ldcg),
+/// and waits for the scaling kernel only before it ends (pdl::wait on every path), so that
+/// the kernels after it still see both. Scaling and T then cost the longer of the two on
+/// the panel's chain, not their sum.
+template <class T>
+__global__ void __launch_bounds__(kTopThreads)
+    ah_t_kernel(const T* a, std::int64_t lda, int b, const T* dm, const T* bsum, const T* tau,
+                const int* status, T* t_out, std::int64_t ldt) {
+  pdl::trigger();
+  __shared__ T x[kB][kB + 1], g[kB][kB + 1], d[kB][kB + 1], bg[kB][kB + 1], wb[kB][kB + 1];
+  __shared__ T s_tau[kB];
+  const int tid = threadIdx.x;
+  if (__ldcg(status) == 1) {  // uniform
+    for (int idx = tid; idx < kB * kB; idx += kTopThreads) {
+      const int i = idx % kB, j = idx / kB;
+      const bool in = i < b && j < b;
+      x[j][i] = in ? __ldcg(a + i + j * lda) : T(0);
+      d[j][i] = in ? __ldcg(dm + i + j * kB) : (i == j ? T(1) : T(0));
+      bg[j][i] = in ? __ldcg(bsum + i + j * kB) : T(0);
+    }
+    if (tid < kB) s_tau[tid] = tid < b ? __ldcg(tau + tid) : T(0);
+    __syncthreads();
+    ah::vtv_and_t<T, kTopThreads>(x, g, d, bg, wb, s_tau, b, nullptr);
+    for (int idx = tid; idx < b * b; idx += kTopThreads) {
+      const int i = idx % b, j = idx / b;
+      t_out[i + j * ldt] = g[j][i];
+    }
+  }
+  pdl::wait();
 }
 
 /// V_B = P_B D for rows b..h (status 1 only), Lanes lanes a row: each loads the row's b
@@ -227,6 +263,7 @@ __global__ void __launch_bounds__(kScaleThreads)
 
 std::atomic<int> mode_override{-1};  // panel_qr_ah_mode(): -1 default, 0 off, 1 on
 std::atomic<int> warp_override{-1};  // panel_qr_ah_warp_mode(): -1 default, 0 block, 1 warp
+std::atomic<int> t_beside_override{-1};  // panel_qr_ah_t_beside_mode(): -1 default, 0, 1
 
 }  // namespace
 
@@ -243,6 +280,19 @@ void panel_qr_ah_mode(int mode) { mode_override.store(mode); }
 
 void panel_qr_ah_warp_mode(int mode) { warp_override.store(mode); }
 int panel_qr_ah_override() { return mode_override.load(); }
+
+void panel_qr_ah_t_beside_mode(int mode) { t_beside_override.store(mode); }
+int panel_qr_ah_t_beside_override() { return t_beside_override.load(); }
+
+bool panel_qr_ah_t_beside() {
+  const int mode = t_beside_override.load();
+  if (mode >= 0) return mode == 1;
+  static const bool env_on = [] {  // GPUQR_AH_T_BESIDE=0: T in the b x b kernel (A/B runs)
+    const char* text = std::getenv("GPUQR_AH_T_BESIDE");
+    return text == nullptr || std::atoi(text) != 0;
+  }();
+  return env_on;
+}
 int panel_qr_ah_warp_override() { return warp_override.load(); }
 
 int panel_qr_ah_warp_factor() {
@@ -277,10 +327,9 @@ std::int64_t panel_qr_ah_min_rows(int elem_bytes) {
 }
 
 std::int64_t panel_qr_ah_workspace_elems(std::int64_t h) {
-  // Partial Gram matrices, D, the status word (one element's room, aligned), then, for a tall
-  // panel only, its partials and their sums by segment (so that other panels' workspace stays
-  // as it was before the tall path).
-  const std::int64_t base = static_cast<std::int64_t>(kMaxParts) * kB * kB + kB * kB + 32;
+  // Partial Gram matrices, D, the status word (one element's room, aligned), B for the T
+  // kernel, then, for a tall panel only, its partials and their sums by segment.
+  const std::int64_t base = static_cast<std::int64_t>(kMaxParts) * kB * kB + 2 * kB * kB + 32;
   return tall_panel(h) ? base + static_cast<std::int64_t>(kMaxPartsTall + kSumSegments) * kB * kB
                        : base;
 }
@@ -292,12 +341,13 @@ int* panel_qr_ah(detail::ContextImpl& ctx, MatrixView<T> panel, VectorView<T> ta
   const int b = static_cast<int>(panel.cols());
   const std::int64_t min_rows = panel_qr_ah_min_rows(static_cast<int>(sizeof(T)));
   if (min_rows <= 0 || h < min_rows || b < 2 || b > kB || h < 2 * b) return nullptr;
-  // Layout: kMaxParts partials, D, the status word (as before the tall path was added), then
-  // the tall panels' partials and their sums.
+  // Layout: kMaxParts partials, D, the status word, B, then the tall panels' partials and
+  // their sums.
   T* parts = workspace;
   T* dm = parts + static_cast<std::int64_t>(kMaxParts) * kB * kB;
   int* status = reinterpret_cast<int*>(dm + kB * kB);
-  T* tall_parts = dm + kB * kB + 32;
+  T* bsum = dm + kB * kB + 32;
+  T* tall_parts = bsum + kB * kB;
   T* sums = tall_parts + static_cast<std::int64_t>(kMaxPartsTall) * kB * kB;
   const std::int64_t below = h - b;
   const bool tall = tall_panel(h);  // then below > kMaxParts * kTallChunk too
@@ -325,14 +375,18 @@ int* panel_qr_ah(detail::ContextImpl& ctx, MatrixView<T> panel, VectorView<T> ta
   }();
   const int warp_factor = panel_qr_ah_warp_factor();
   T* t_out = t.empty() ? nullptr : t.data();
+  // T beside the scaling (ah_t_kernel) rather than in the b x b kernel; with no T wanted,
+  // neither (the b x b kernel then skips V^T V and T too).
+  const bool t_beside = panel_qr_ah_t_beside();
+  T* b_out = t_beside ? bsum : nullptr;
   if (top_threads == 128) {
     pdl::launch(dev, ah_top_kernel<T, 128>, dim3(1), dim3(128), 0, ctx.stream, panel.data(),
                 panel.ld(), b, static_cast<const T*>(parts), nparts, tau.data(), v.data(), v.ld(),
-                t_out, t.ld(), dm, status, threshold, warp_factor);
+                t_out, t.ld(), dm, status, threshold, warp_factor, b_out);
   } else {
     pdl::launch(dev, ah_top_kernel<T, 256>, dim3(1), dim3(256), 0, ctx.stream, panel.data(),
                 panel.ld(), b, static_cast<const T*>(parts), nparts, tau.data(), v.data(), v.ld(),
-                t_out, t.ld(), dm, status, threshold, warp_factor);
+                t_out, t.ld(), dm, status, threshold, warp_factor, b_out);
   }
   // Four lanes a row up to kScaleShareRows rows below the top block (latency-bound), else one.
   static const bool one_lane = [] {  // GPUQR_AH_SCALE_LANES=1: one lane a row (A/B runs)
@@ -350,6 +404,11 @@ int* panel_qr_ah(detail::ContextImpl& ctx, MatrixView<T> panel, VectorView<T> ta
     pdl::launch(dev, ah_scale_kernel<T, 1>, dim3(blocks), dim3(kScaleThreads), 0, ctx.stream,
                 panel.data(), panel.ld(), h, b, static_cast<const T*>(dm),
                 static_cast<const int*>(status), v.data(), v.ld());
+  if (t_beside && t_out != nullptr)
+    pdl::launch(dev, ah_t_kernel<T>, dim3(1), dim3(kTopThreads), 0, ctx.stream,
+                static_cast<const T*>(panel.data()), panel.ld(), b, static_cast<const T*>(dm),
+                static_cast<const T*>(bsum), static_cast<const T*>(tau.data()),
+                static_cast<const int*>(status), t_out, t.ld());
   return status;
 }
 

@@ -35,6 +35,21 @@ __device__ __forceinline__ void enter() {
 #endif
 }
 
+/// The two halves of enter(), for a kernel that may start before its predecessor finishes
+/// (ah_t_kernel in panel_qr_ah.cu: it reads only what an earlier kernel wrote, which had
+/// finished before its predecessor's blocks passed enter()): trigger() first, wait() on
+/// every path before the kernel ends, so that it still cannot finish before its predecessor.
+__device__ __forceinline__ void trigger() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void wait() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+
 /// Whether launches on `device` carry the attribute: compute capability 9.0 or later and
 /// GPUQR_PDL not 0, both read once (per process, per device).
 inline bool enabled(int device) {
