@@ -8,6 +8,10 @@
 // inside the calls.
 //
 //   gpuqr_host_profile [n=1024] [calls=200] [d|s] [graphs=0]
+//
+// graphs: 0 off, 1 on from a key's first call (set_cuda_graphs(true)), 2 the context's default
+// (on from a key's second call unless GPUQR_GRAPH says otherwise). The three warmup calls'
+// times (to return, to finish) are printed too: with graphs they show the capture's cost.
 #include <cxxabi.h>
 #include <execinfo.h>
 #include <signal.h>
@@ -78,14 +82,14 @@ void print_top(const char* title, const std::map<std::string, int>& counts, int 
 }
 
 template <class T>
-int run(std::int64_t n, int calls, bool graphs) {
+int run(std::int64_t n, int calls, int graphs) {
   gpuqr::Context ctx = gpuqr::Context::cuda(0);
-  ctx.set_cuda_graphs(graphs);
+  if (graphs != 2) ctx.set_cuda_graphs(graphs == 1);
   const gpuqr::Matrix<T> host = gpuqr::testing::random_matrix<T>(n, n, 42);
   const gpuqr::Matrix<T> src = host.clone(gpuqr::MemorySpace::device);
   gpuqr::Matrix<T> a = host.clone(gpuqr::MemorySpace::device);
   gpuqr::Matrix<T> tau(n, 1, gpuqr::MemorySpace::device, 0);
-  std::vector<double> enqueue_ms, total_ms;
+  std::vector<double> enqueue_ms, total_ms, warmup_ms;
   for (int c = -3; c < calls; ++c) {  // 3 warmup calls
     gpuqr::detail::copy_2d(a.data(), a.ld(), gpuqr::MemorySpace::device, src.data(), src.ld(),
                            gpuqr::MemorySpace::device, n, n, sizeof(T));
@@ -98,7 +102,10 @@ int run(std::int64_t n, int calls, bool graphs) {
     ctx.synchronize();
     const auto t2 = std::chrono::steady_clock::now();
     g_inside.store(false);
-    if (c >= 0) {
+    if (c < 0) {
+      warmup_ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
+      warmup_ms.push_back(std::chrono::duration<double, std::milli>(t2 - t0).count());
+    } else {
       enqueue_ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
       total_ms.push_back(std::chrono::duration<double, std::milli>(t2 - t0).count());
     }
@@ -109,9 +116,16 @@ int run(std::int64_t n, int calls, bool graphs) {
   std::printf(
       "geqrf %lld x %lld %s graphs %d: %d calls, median host time to return %.3f ms, "
       "to finish %.3f ms (min %.3f / %.3f); %d samples\n",
-      static_cast<long long>(n), static_cast<long long>(n), sizeof(T) == 8 ? "d" : "s",
-      graphs ? 1 : 0, calls, enqueue_ms[enqueue_ms.size() / 2], total_ms[total_ms.size() / 2],
-      enqueue_ms.front(), total_ms.front(), samples);
+      static_cast<long long>(n), static_cast<long long>(n), sizeof(T) == 8 ? "d" : "s", graphs,
+      calls, enqueue_ms[enqueue_ms.size() / 2], total_ms[total_ms.size() / 2], enqueue_ms.front(),
+      total_ms.front(), samples);
+  const gpuqr::Context::GraphStats gs = ctx.graph_stats();
+  std::printf(
+      "warmup calls 1-3, ms to return / to finish: %.3f / %.3f, %.3f / %.3f, %.3f / %.3f; "
+      "graph stats: first calls %lld, captures %lld, launches %lld, fallbacks %lld\n",
+      warmup_ms[0], warmup_ms[1], warmup_ms[2], warmup_ms[3], warmup_ms[4], warmup_ms[5],
+      static_cast<long long>(gs.first_calls), static_cast<long long>(gs.captures),
+      static_cast<long long>(gs.launches), static_cast<long long>(gs.fallbacks));
   std::map<std::string, int> inclusive, innermost, inner_gpuqr, inner_caller;
   // Every distinct frame named once: exported symbols by backtrace_symbols, this program's
   // local ones (anonymous namespaces) by addr2line on their offsets, in one batch.
@@ -186,7 +200,7 @@ int main(int argc, char** argv) {
   const std::int64_t n = argc > 1 ? std::atoll(argv[1]) : 1024;
   const int calls = argc > 2 ? std::atoi(argv[2]) : 200;
   const bool single = argc > 3 && argv[3][0] == 's';
-  const bool graphs = argc > 4 && std::atoi(argv[4]) != 0;
+  const int graphs = argc > 4 ? std::atoi(argv[4]) : 0;
   g_samples = new Sample[kMaxSamples];
   void* warm[4];
   backtrace(warm, 4);  // loads libgcc's unwinder before the handler needs it

@@ -248,7 +248,7 @@ std::string usage_text() {
       "                     device: time_ms includes the copies, transfer_ms is their part)\n"
       "  --graph MODE       CUDA graph replay of gpuqr's calls: off, on, both (time_ms with\n"
       "                     graphs off, graph_ms and g_speedup with them on, in one run) or\n"
-      "                     default (the context's: on when GPUQR_GRAPH=1). With graphs on\n"
+      "                     default (the context's: on unless GPUQR_GRAPH=0). With graphs on\n"
       "                     the warmup is at least 2 (one call sizes the workspaces, the next\n"
       "                     captures), so timed calls are replays\n"
       "  -h, --help         this text\n";

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <stdexcept>
 #include <string>
@@ -119,6 +120,33 @@ TEST(GraphCache, FailuresAreCountedPerKey) {
   ASSERT_EQ(destroyed.handles.size(), 1u);
   EXPECT_EQ(destroyed.handles[0], 2u);
   EXPECT_EQ(cache.find_same_shape(key_of(2, 5)), nullptr);  // no executable to update
+}
+
+TEST(GraphCache, SeenOnceKeysHoldNoExecutable) {
+  // The default mode's first call of a key: an entry with no executable and no failure, found
+  // by its exact key (the second call then captures), never offered for an update, not
+  // counted among the executables, evicted like any entry without a destroy.
+  Destroyed destroyed;
+  GraphCache cache(2, destroyed.callback());
+  cache.note_seen(key_of(1, 0));
+  ASSERT_NE(cache.find(key_of(1, 0)), nullptr);
+  EXPECT_EQ(cache.find(key_of(1, 0))->exec, nullptr);
+  EXPECT_EQ(cache.find(key_of(1, 0))->failures, 0);
+  EXPECT_EQ(cache.find_same_shape(key_of(1, 5)), nullptr);
+  EXPECT_EQ(cache.executables(), 0u);
+  EXPECT_EQ(cache.size(), 1u);
+  cache.insert(key_of(1, 0), handle(7));  // its capture
+  EXPECT_EQ(cache.find(key_of(1, 0))->exec, handle(7));
+  EXPECT_EQ(cache.executables(), 1u);
+  EXPECT_EQ(cache.size(), 1u);
+  cache.note_seen(key_of(2, 0));
+  cache.note_seen(key_of(3, 0));  // evicts key 1, the least recent, and destroys its graph
+  EXPECT_EQ(cache.find(key_of(1, 0)), nullptr);
+  ASSERT_EQ(destroyed.handles.size(), 1u);
+  EXPECT_EQ(destroyed.handles[0], 7u);
+  cache.note_seen(key_of(4, 0));  // evicts a seen-once key: nothing to destroy
+  EXPECT_EQ(destroyed.handles.size(), 1u);
+  EXPECT_EQ(cache.executables(), 0u);
 }
 
 TEST(GraphCache, EraseDestroysTheEntry) {
@@ -370,6 +398,51 @@ TEST_P(CudaGraphReplay, ManyShapesStayBoundedAndCorrect) {
       }
     }
     EXPECT_LE(ctx().graph_stats().cached, 16) << describe(ctx().graph_stats());
+  }));
+}
+
+TEST_P(CudaGraphReplay, DefaultModeCapturesAtTheSecondCall) {
+  // A new CUDA context replays graphs by default, capturing a key at its second call: a call
+  // made once runs directly and captures nothing; repeated calls on the same buffers are
+  // captured once (at the second call, or the third where the first call's direct run grew a
+  // workspace and so changed the key) and then replayed, with the direct path's bits.
+  if (std::getenv("GPUQR_GRAPH") != nullptr)
+    GTEST_SKIP() << "GPUQR_GRAPH is set: the default mode is not the one under test";
+  GPUQR_FOR_PRECISION(([&]<class T>() {
+    Context fresh = Context::cuda(ctx().device());
+    EXPECT_TRUE(fresh.cuda_graphs());
+    const int m = 700, n = 500;
+    const Matrix<T> a = random_matrix<T>(m, n, 77);
+    // Once, on buffers of their own: run directly, nothing captured.
+    auto [qr_once, tau_once] = geqrf_once<T>(fresh, a);
+    Context::GraphStats s = fresh.graph_stats();
+    EXPECT_EQ(s.first_calls, 1) << describe(s);
+    EXPECT_EQ(s.captures + s.launches + s.fallbacks + s.cached, 0) << describe(s);
+    // Five calls on the same buffers.
+    Matrix<T> qr = to_ctx<T>(fresh, a.view());
+    Matrix<T> tau(n, 1, MemorySpace::device, fresh.device());
+    std::vector<Matrix<T>> outs;
+    for (int call = 0; call < 5; ++call) {
+      detail::copy_2d(qr.data(), qr.ld(), qr.space(), a.data(), a.ld(), a.space(), m, n, sizeof(T));
+      geqrf<T>(fresh, qr.view(), vec(tau));
+      outs.push_back(to_host(fresh, qr));
+      outs.push_back(to_host(fresh, tau));
+    }
+    s = fresh.graph_stats();
+    EXPECT_EQ(s.captures, 1) << describe(s);
+    EXPECT_GE(s.launches, 3) << describe(s);
+    EXPECT_LE(s.first_calls, 3) << describe(s);
+    EXPECT_EQ(s.fallbacks, 0) << describe(s);
+    EXPECT_EQ(s.cached, 1) << describe(s);
+    // The direct path on the same context (the same cuBLAS handle and workspace).
+    fresh.set_cuda_graphs(false);
+    auto [qr_ref, tau_ref] = geqrf_once<T>(fresh, a);
+    EXPECT_TRUE(same_bits(qr_once, qr_ref));
+    EXPECT_TRUE(same_bits(tau_once, tau_ref));
+    for (std::size_t i = 0; i < outs.size(); i += 2) {
+      EXPECT_TRUE(same_bits(outs[i], qr_ref)) << "call " << i / 2 << ": factors differ";
+      EXPECT_TRUE(same_bits(outs[i + 1], tau_ref)) << "call " << i / 2 << ": tau differs";
+    }
   }));
 }
 

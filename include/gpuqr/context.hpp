@@ -102,16 +102,20 @@ class Context {
   void reset_staging_stats() const noexcept;
 
   /// CUDA graph replay of geqrf, orgqr, ormqr and gels on device data (their factorization
-  /// and Q steps; gels' host-side checks stay outside). The first call of a shape runs as
-  /// usual (sizing the workspaces) or is captured into a CUDA graph; later calls with the same
-  /// key (operation, precision, sizes, leading dimensions, the A/tau/C addresses, the
-  /// context's stream and workspaces, block sizes) replay it with one launch, calls of the
-  /// same shape on other buffers update it. Up to 16 graphs per context, least recently used
-  /// dropped, all freed with the context. Results are those of the direct path (the same
-  /// kernels). A capture that fails falls back to the direct path; a stream that is already
-  /// capturing (the caller's own graph) gets the direct path. Calls with host matrices never
-  /// use it. Default: on when the environment has GPUQR_GRAPH=1 at context creation (read
-  /// once per process), else off. No effect on the CPU.
+  /// and Q steps; gels' host-side checks stay outside): a call whose key (operation,
+  /// precision, sizes, leading dimensions, the A/tau/C addresses, the context's stream and
+  /// workspaces, block sizes) was seen before is captured into a CUDA graph once, and later
+  /// calls with that key replay it with one launch; calls of the same shape on other buffers
+  /// update it. Up to 16 keys per context, least recently used dropped, all freed with the
+  /// context. Results are those of the direct path, bit for bit (the same kernels). A capture
+  /// that fails falls back to the direct path; a stream that is already capturing (the
+  /// caller's own graph) gets the direct path. Calls with host matrices never use it. No
+  /// effect on the CPU.
+  /// Default on a CUDA context: on, capturing a key at its second call (a call made once
+  /// never pays for a capture); GPUQR_GRAPH=0 in the environment at context creation turns it
+  /// off, GPUQR_GRAPH=1 captures from a key's first call (read once per process).
+  /// set_cuda_graphs(true) captures from the first call too; set_cuda_graphs(false) turns
+  /// it off.
   bool cuda_graphs() const noexcept;
   void set_cuda_graphs(bool on) noexcept;
 
@@ -121,7 +125,8 @@ class Context {
     std::int64_t captures = 0;   // graphs captured (then instantiated or applied by update)
     std::int64_t updates = 0;    // captures applied to an existing graph by cudaGraphExecUpdate
     std::int64_t fallbacks = 0;  // calls run directly after a capture failed
-    std::int64_t cached = 0;     // graphs held now
+    std::int64_t first_calls = 0;  // calls run directly as their key's first (default mode)
+    std::int64_t cached = 0;       // graphs held now
   };
   GraphStats graph_stats() const noexcept;
 

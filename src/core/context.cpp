@@ -25,12 +25,13 @@ std::vector<DeviceInfo> cuda_devices() noexcept { return detail::cuda_device_lis
 std::string cuda_unavailable_reason() { return detail::cuda_unavailable_reason_impl(); }
 
 namespace detail {
-bool cuda_graphs_default() noexcept {
-  static const bool on = [] {
+int cuda_graphs_default() noexcept {
+  static const int mode = [] {
     const char* text = std::getenv("GPUQR_GRAPH");
-    return text != nullptr && std::string(text) == "1";
+    const std::string value = text == nullptr ? "" : text;
+    return value == "0" ? 0 : (value == "1" ? 2 : 1);
   }();
-  return on;
+  return mode;
 }
 
 ContextImpl::~ContextImpl() {
@@ -48,7 +49,9 @@ Context Context::cuda(int device, CudaStream stream) {
   auto impl = std::make_shared<detail::ContextImpl>();
   detail::cuda_init_context(*impl, device, stream);  // throws NotCompiled / CudaError
   impl->backend = Backend::cuda;
-  impl->graphs = detail::cuda_graphs_default();
+  const int graphs = detail::cuda_graphs_default();
+  impl->graphs = graphs != 0;
+  impl->graphs_from_first_call = graphs == 2;
   return Context(std::move(impl));
 }
 
@@ -76,7 +79,10 @@ CudaStream Context::stream() const noexcept { return impl_->stream; }
 bool Context::check_finite() const noexcept { return impl_->check_finite; }
 void Context::set_check_finite(bool on) noexcept { impl_->check_finite = on; }
 bool Context::cuda_graphs() const noexcept { return impl_->graphs; }
-void Context::set_cuda_graphs(bool on) noexcept { impl_->graphs = on; }
+void Context::set_cuda_graphs(bool on) noexcept {
+  impl_->graphs = on;
+  impl_->graphs_from_first_call = on;
+}
 
 Context::GraphStats Context::graph_stats() const noexcept {
   GraphStats stats;
@@ -85,7 +91,8 @@ Context::GraphStats Context::graph_stats() const noexcept {
     stats.captures = cache->counters.captures;
     stats.updates = cache->counters.updates;
     stats.fallbacks = cache->counters.fallbacks;
-    stats.cached = static_cast<std::int64_t>(cache->size());
+    stats.first_calls = cache->counters.first_calls;
+    stats.cached = static_cast<std::int64_t>(cache->executables());
   }
   return stats;
 }

@@ -63,6 +63,9 @@ class ContextImpl {
 
   /// CUDA graph replay of the dense calls (Context::set_cuda_graphs; src/cuda/graph_replay.cu).
   bool graphs = false;
+  /// Whether a key is captured at its first call (Context::set_cuda_graphs(true),
+  /// GPUQR_GRAPH=1) rather than at its second (the default mode).
+  bool graphs_from_first_call = false;
   /// True while this lane's stream is being captured: cuda_workspace must not grow a buffer
   /// then (a synchronization and a cudaMalloc) and throws GraphCaptureAbort instead.
   bool capturing = false;
@@ -102,8 +105,9 @@ std::string cuda_unavailable_reason_impl();
 /// cannot be, or the build synchronizes after every launch (GPUQR_DEBUG_SYNC).
 bool cuda_graph_run(ContextImpl& impl, GraphKey key, bool uses_aux,
                     const std::function<void()>& enqueue);
-/// The default of Context::cuda_graphs: GPUQR_GRAPH=1 in the environment (read once).
-bool cuda_graphs_default() noexcept;
+/// The default of Context::cuda_graphs, from GPUQR_GRAPH (read once): unset, on from a key's
+/// second call (returns 1); 1, on from its first call (2); 0, off (0).
+int cuda_graphs_default() noexcept;
 void* cuda_malloc(std::size_t bytes, int device);
 void cuda_free(void* p, int device) noexcept;
 /// Free bytes of device memory now (cudaMemGetInfo).

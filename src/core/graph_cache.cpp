@@ -63,6 +63,14 @@ int GraphCache::note_failure(const GraphKey& key) {
   return failures;
 }
 
+void GraphCache::note_seen(const GraphKey& key) { insert(key, nullptr); }
+
+std::size_t GraphCache::executables() const {
+  std::size_t n = 0;
+  for (const Entry& e : entries_) n += e.exec != nullptr ? 1 : 0;
+  return n;
+}
+
 void GraphCache::erase(Entry* entry) {
   for (auto it = entries_.begin(); it != entries_.end(); ++it) {
     if (&*it == entry) {

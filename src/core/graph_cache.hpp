@@ -43,6 +43,7 @@ struct GraphCounters {
   std::int64_t captures = 0;   // captures that became a launched graph
   std::int64_t updates = 0;    // of those, applied to an existing executable by an update
   std::int64_t fallbacks = 0;  // calls that ran the direct path after a failed capture
+  std::int64_t first_calls = 0;  // calls that ran directly as their key's first (default mode)
 };
 
 /// A bounded map GraphKey -> executable (an opaque handle), least recently used first out.
@@ -60,7 +61,7 @@ class GraphCache {
   struct Entry {
     GraphKey key;
     void* exec = nullptr;
-    int failures = 0;  // failed captures of this key (exec is null)
+    int failures = 0;  // failed captures of this key (exec is null; 0 and null: seen once)
   };
 
   /// The entry with this exact key (made the most recent), or null.
@@ -74,6 +75,9 @@ class GraphCache {
   /// Records a failed capture of `key` (an entry with a null executable, made the most
   /// recent; an executable it had is destroyed) and returns how many there were.
   int note_failure(const GraphKey& key);
+  /// Records the first call of `key` (an entry with a null executable and no failure, made
+  /// the most recent), so that its next call is captured; an entry it had is replaced.
+  void note_seen(const GraphKey& key);
   /// Removes `entry`, destroying its executable.
   void erase(Entry* entry);
   /// Adds (or replaces) the entry for `key`; evicts the least recent entries beyond the
@@ -83,6 +87,8 @@ class GraphCache {
   void clear();
 
   std::size_t size() const { return entries_.size(); }
+  /// Entries with an executable (size() less the failed and seen-once keys).
+  std::size_t executables() const;
   std::size_t capacity() const { return capacity_; }
   GraphCounters counters;
 

@@ -214,6 +214,20 @@ bool cuda_graph_run(ContextImpl& impl, GraphKey call, bool uses_aux,
   if (hit != nullptr && hit->exec == nullptr && hit->failures >= kCaptureTries) {
     return false;  // capture does not work for this call: run it directly
   }
+  if (hit == nullptr && !impl.graphs_from_first_call) {
+    // The default mode: a key is captured at its second call, so that a call made once
+    // never pays for a capture. What a capture needs is made now, so that the second call's
+    // key is this one; a key whose shape has a graph already is captured and updated at once.
+    set_blas_workspace(impl);
+    if (aux != nullptr) set_blas_workspace(*aux);
+    key = with_lanes(call, impl, aux);
+    hit = cache.find(key);
+    if (hit == nullptr && cache.find_same_shape(key) == nullptr) {
+      cache.note_seen(key);
+      ++cache.counters.first_calls;
+      return false;
+    }
+  }
   if (hit != nullptr && hit->exec != nullptr) {
     // The graph's second-lane nodes are ordered after the main stream's work only; work
     // still queued on the second lane's own stream (none after our drivers, which join it
