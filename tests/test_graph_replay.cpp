@@ -18,6 +18,7 @@
 #include "tests/support/backends.hpp"
 #include "tests/support/generators.hpp"
 #include "tests/support/ratios.hpp"
+#include "tests/support/twins.hpp"
 
 namespace gpuqr::testing {
 namespace {
@@ -205,18 +206,6 @@ TEST(GraphCache, CpuContextKeepsTheOptionAndReportsNothing) {
 constexpr double kBound = 30.0;
 
 class CudaGraphReplay : public BackendTest {};
-
-/// Bitwise equality of two host matrices of the same shape.
-template <class T>
-bool same_bits(const Matrix<T>& x, const Matrix<T>& y) {
-  if (x.rows() != y.rows() || x.cols() != y.cols()) return false;
-  for (std::int64_t j = 0; j < x.cols(); ++j) {
-    if (std::memcmp(&x(0, j), &y(0, j), static_cast<std::size_t>(x.rows()) * sizeof(T)) != 0) {
-      return false;
-    }
-  }
-  return true;
-}
 
 std::string describe(const Context::GraphStats& s) {
   return "launches " + std::to_string(s.launches) + ", captures " + std::to_string(s.captures) +

@@ -4,7 +4,6 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <cstring>
 #include <limits>
 #include <utility>
 #include <vector>
@@ -304,18 +303,6 @@ TEST_P(KernelTwins, PanelQrAhMatchesGeqr2OrDeclines) {
       EXPECT_GT(factored, 0) << "no ill-conditioned panel was factored: the check above never ran";
     }));
   }
-}
-
-/// Whether x and y hold the same bits in every entry (NaN included).
-template <class T>
-bool same_bits(const Matrix<T>& x, const Matrix<T>& y) {
-  if (x.rows() != y.rows() || x.cols() != y.cols()) return false;
-  for (std::int64_t j = 0; j < x.cols(); ++j)
-    for (std::int64_t i = 0; i < x.rows(); ++i) {
-      const T a = x(i, j), b = y(i, j);
-      if (std::memcmp(&a, &b, sizeof(T)) != 0) return false;
-    }
-  return true;
 }
 
 TEST_P(KernelTwins, PanelQrAhTBesideTheScalingGivesTheSameBits) {

@@ -9,18 +9,9 @@
 
 #include "gpuqr/error.hpp"
 #include "gpuqr/matrix.hpp"
+#include "tests/support/twins.hpp"  // same_bits
 
 namespace gpuqr::testing {
-
-/// Bitwise equality of two host matrices (NaN equal to NaN).
-template <class T>
-bool same_bits(const Matrix<T>& x, const Matrix<T>& y) {
-  if (x.rows() != y.rows() || x.cols() != y.cols()) return false;
-  for (std::int64_t j = 0; j < x.cols(); ++j)
-    for (std::int64_t i = 0; i < x.rows(); ++i)
-      if (std::memcmp(&x(i, j), &y(i, j), sizeof(T)) != 0) return false;
-  return true;
-}
 
 /// Runs `call`, expects an exception of type E whose message contains `needle`.
 template <class E, class F>

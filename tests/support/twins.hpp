@@ -1,10 +1,11 @@
 // Scaffolding of the CUDA-vs-CPU twin tests: device buffers, entrywise comparisons of a CUDA
-// leaf's output with its CPU twin's.
+// leaf's output with its CPU twin's, bitwise comparisons (same_bits).
 #pragma once
 
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <vector>
 
 #include "gpuqr/matrix.hpp"
@@ -27,6 +28,16 @@ double entry_diff(const Matrix<T>& x, const Matrix<T>& y, std::int64_t rows = -1
       size = std::max(size, std::abs(double(y(i, j))));
     }
   return size > 0 ? diff / size : diff;
+}
+
+/// Bitwise equality of two host matrices (NaN equal to NaN).
+template <class T>
+bool same_bits(const Matrix<T>& x, const Matrix<T>& y) {
+  if (x.rows() != y.rows() || x.cols() != y.cols()) return false;
+  for (std::int64_t j = 0; j < x.cols(); ++j)
+    for (std::int64_t i = 0; i < x.rows(); ++i)
+      if (std::memcmp(&x(i, j), &y(i, j), sizeof(T)) != 0) return false;
+  return true;
 }
 
 /// A host copy of the leading rows x cols block of x.
