@@ -14,6 +14,7 @@
 
 #include "gpuqr/accuracy.hpp"
 #include "gpuqr/dense.hpp"
+#include "src/core/context_impl.hpp"
 #include "src/core/graph_cache.hpp"
 #include "tests/support/backends.hpp"
 #include "tests/support/generators.hpp"
@@ -391,15 +392,19 @@ TEST_P(CudaGraphReplay, ManyShapesStayBoundedAndCorrect) {
 }
 
 TEST_P(CudaGraphReplay, DefaultModeCapturesAtTheSecondCall) {
-  // A new CUDA context replays graphs by default, capturing a key at its second call: a call
-  // made once runs directly and captures nothing; repeated calls on the same buffers are
-  // captured once (at the second call, or the third where the first call's direct run grew a
-  // workspace and so changed the key) and then replayed, with the direct path's bits.
-  if (std::getenv("GPUQR_GRAPH") != nullptr)
-    GTEST_SKIP() << "GPUQR_GRAPH is set: the default mode is not the one under test";
+  // A new CUDA context replays graphs by default (GPUQR_GRAPH unset), capturing a key at its
+  // second call: a call made once runs directly and captures nothing; repeated calls on the
+  // same buffers are captured once (at the second call, or the third where the first call's
+  // direct run grew a workspace and so changed the key) and then replayed, with the direct
+  // path's bits. The context is put in that mode whatever GPUQR_GRAPH says.
   GPUQR_FOR_PRECISION(([&]<class T>() {
     Context fresh = Context::cuda(ctx().device());
-    EXPECT_TRUE(fresh.cuda_graphs());
+    const int mode = detail::cuda_graphs_default();  // GPUQR_GRAPH: unset 1, "1" 2, "0" 0
+    if (std::getenv("GPUQR_GRAPH") == nullptr) EXPECT_EQ(mode, 1);
+    EXPECT_EQ(fresh.cuda_graphs(), mode != 0);
+    EXPECT_EQ(fresh.impl().graphs_from_first_call, mode == 2);
+    fresh.impl().graphs = true;
+    fresh.impl().graphs_from_first_call = false;
     const int m = 700, n = 500;
     const Matrix<T> a = random_matrix<T>(m, n, 77);
     // Once, on buffers of their own: run directly, nothing captured.
