@@ -50,7 +50,7 @@ constexpr int kSumSegments = 16;
 /// Whether an h-row panel takes the tall path (h - kB: the fewest rows below its top block);
 /// the workspace's size follows it (panel_qr_ah_workspace_elems).
 bool tall_panel(std::int64_t h) { return h - kB > kMaxParts * kTallChunk; }
-constexpr int kMinChunk = 64;   // rows per partial, at least
+constexpr int kMinChunk = 64;   // rows per partial, at least (GPUQR_AH_MIN_CHUNK: measurements)
 // The b x b kernel's block: 8 warps share its products; Algorithm 2 runs on 4 of them by
 // default (factor_block_warps_interleaved; factor_block_warps in mode 4), on all 8 in the
 // block's version (4 warps of 8 rows there: 1.3x slower).
@@ -123,7 +123,7 @@ template <class T, int kTop>
 __global__ void __launch_bounds__(kTop)
     ah_top_kernel(T* a, std::int64_t lda, int b, const T* parts, int nparts, T* tau_out, T* v,
                   std::int64_t ldv, T* t_out, std::int64_t ldt, T* d_out, int* status,
-                  double threshold, int warp_factor, T* b_out) {
+                  double threshold, int warp_factor, T* b_out, int wide_read) {
   pdl::enter();
   __shared__ T x[kB][kB + 1], g[kB][kB + 1], d[kB][kB + 1], bg[kB][kB + 1], wb[kB][kB + 1];
   __shared__ T s_tau[kB];
@@ -137,13 +137,37 @@ __global__ void __launch_bounds__(kTop)
   // B in a fixed order (the same result on every run: each entry summed over the partials in
   // order), the top block, D = I. Thread t owns entries t + kTop q; the loads of 4 partials
   // for all of them are in flight together (the partials were just written: L2 latency).
+  // wide_read (GPUQR_AH_WIDE_READ, default 1): the top block's loads issued first, then 8
+  // partials at a time (the same sums in the same order: the same bits).
   constexpr int kQ = kB * kB / kTop;
   static_assert(kQ * kTop == kB * kB, "kTop divides 32 x 32");
   {
+    T top[kQ];
+    if (wide_read) {
+#pragma unroll
+      for (int q = 0; q < kQ; ++q) {
+        const int idx = tid + kTop * q, i = idx % kB, j = idx / kB;
+        top[q] = (i < b && j < b) ? a[i + j * lda] : T(0);
+      }
+    }
     T acc[kQ];
 #pragma unroll
     for (int q = 0; q < kQ; ++q) acc[q] = T(0);
     int p = 0;
+    if (kQ <= 4 && wide_read) {  // (128 threads: 8 entries each, no registers for 8 partials)
+      for (; p + 8 <= nparts; p += 8) {
+        T v[8][kQ];
+#pragma unroll
+        for (int u = 0; u < 8; ++u)
+#pragma unroll
+          for (int q = 0; q < kQ; ++q)
+            v[u][q] = parts[static_cast<std::int64_t>(p + u) * kB * kB + tid + kTop * q];
+#pragma unroll
+        for (int u = 0; u < 8; ++u)
+#pragma unroll
+          for (int q = 0; q < kQ; ++q) acc[q] += v[u][q];
+      }
+    }
     for (; p + 4 <= nparts; p += 4) {
       T v[4][kQ];
 #pragma unroll
@@ -165,7 +189,7 @@ __global__ void __launch_bounds__(kTop)
     for (int q = 0; q < kQ; ++q) {
       const int idx = tid + kTop * q, i = idx % kB, j = idx / kB;
       bg[j][i] = acc[q];
-      x[j][i] = (i < b && j < b) ? a[i + j * lda] : T(0);
+      x[j][i] = wide_read ? top[q] : ((i < b && j < b) ? a[i + j * lda] : T(0));
       d[j][i] = i == j ? T(1) : T(0);
     }
   }
@@ -352,7 +376,17 @@ int* panel_qr_ah(detail::ContextImpl& ctx, MatrixView<T> panel, VectorView<T> ta
   const std::int64_t below = h - b;
   const bool tall = tall_panel(h);  // then below > kMaxParts * kTallChunk too
   const std::int64_t max_parts = tall ? kMaxPartsTall : kMaxParts;
-  std::int64_t chunk = std::max<std::int64_t>(tall ? kTallChunk : kMinChunk,
+  static const std::int64_t min_chunk = [] {
+    const char* text = std::getenv("GPUQR_AH_MIN_CHUNK");
+    const long long v = text != nullptr ? std::atoll(text) : 0;
+    return v >= 32 && v <= 4096 && v % 32 == 0 ? static_cast<std::int64_t>(v)
+                                               : std::int64_t{kMinChunk};
+  }();
+  static const int wide_read = [] {  // GPUQR_AH_WIDE_READ=0: the b x b kernel's old read
+    const char* text = std::getenv("GPUQR_AH_WIDE_READ");
+    return text != nullptr && std::atoi(text) == 0 ? 0 : 1;
+  }();
+  std::int64_t chunk = std::max<std::int64_t>(tall ? kTallChunk : min_chunk,
                                               (below + max_parts - 1) / max_parts);
   chunk = (chunk + 31) / 32 * 32;
   int nparts = static_cast<int>((below + chunk - 1) / chunk);
@@ -382,11 +416,11 @@ int* panel_qr_ah(detail::ContextImpl& ctx, MatrixView<T> panel, VectorView<T> ta
   if (top_threads == 128) {
     pdl::launch(dev, ah_top_kernel<T, 128>, dim3(1), dim3(128), 0, ctx.stream, panel.data(),
                 panel.ld(), b, static_cast<const T*>(parts), nparts, tau.data(), v.data(), v.ld(),
-                t_out, t.ld(), dm, status, threshold, warp_factor, b_out);
+                t_out, t.ld(), dm, status, threshold, warp_factor, b_out, wide_read);
   } else {
     pdl::launch(dev, ah_top_kernel<T, 256>, dim3(1), dim3(256), 0, ctx.stream, panel.data(),
                 panel.ld(), b, static_cast<const T*>(parts), nparts, tau.data(), v.data(), v.ld(),
-                t_out, t.ld(), dm, status, threshold, warp_factor, b_out);
+                t_out, t.ld(), dm, status, threshold, warp_factor, b_out, wide_read);
   }
   // Four lanes a row up to kScaleShareRows rows below the top block (latency-bound), else one.
   static const bool one_lane = [] {  // GPUQR_AH_SCALE_LANES=1: one lane a row (A/B runs)
