@@ -137,19 +137,27 @@ __global__ void __launch_bounds__(kTop)
   // B in a fixed order (the same result on every run: each entry summed over the partials in
   // order), the top block, D = I. Thread t owns entries t + kTop q; the loads of 4 partials
   // for all of them are in flight together (the partials were just written: L2 latency).
-  // wide_read (GPUQR_AH_WIDE_READ, default 1): the top block's loads issued first, then 8
-  // partials at a time (the same sums in the same order: the same bits).
+  // wide_read (GPUQR_AH_WIDE_READ, default 2): 1, the top block's loads issued first, then 8
+  // partials at a time; 2, also only the partials' upper triangles (i <= j), each entry
+  // mirrored in shared memory: the partials are symmetric bit for bit (the Gram pass forms
+  // (i, j) and (j, i) from the same products in the same order), so half the bytes give the
+  // same B. The same sums in the same order: the same bits in every mode.
   constexpr int kQ = kB * kB / kTop;
   static_assert(kQ * kTop == kB * kB, "kTop divides 32 x 32");
   {
     T top[kQ];
-    if (wide_read) {
 #pragma unroll
-      for (int q = 0; q < kQ; ++q) {
-        const int idx = tid + kTop * q, i = idx % kB, j = idx / kB;
-        top[q] = (i < b && j < b) ? a[i + j * lda] : T(0);
-      }
+    for (int q = 0; q < kQ; ++q) {
+      const int idx = tid + kTop * q, i = idx % kB, j = idx / kB;
+      if (wide_read) top[q] = (i < b && j < b) ? a[i + j * lda] : T(0);
     }
+    const bool sym = wide_read == 2;
+    // Entry q of this thread, (tid % kB, tid / kB + (kTop / kB) q), is read unless sym and
+    // below the diagonal.
+    auto part = [&](int p, int q) {
+      const bool want = !sym || tid % kB <= tid / kB + (kTop / kB) * q;
+      return want ? parts[static_cast<std::int64_t>(p) * kB * kB + tid + kTop * q] : T(0);
+    };
     T acc[kQ];
 #pragma unroll
     for (int q = 0; q < kQ; ++q) acc[q] = T(0);
@@ -160,8 +168,7 @@ __global__ void __launch_bounds__(kTop)
 #pragma unroll
         for (int u = 0; u < 8; ++u)
 #pragma unroll
-          for (int q = 0; q < kQ; ++q)
-            v[u][q] = parts[static_cast<std::int64_t>(p + u) * kB * kB + tid + kTop * q];
+          for (int q = 0; q < kQ; ++q) v[u][q] = part(p + u, q);
 #pragma unroll
         for (int u = 0; u < 8; ++u)
 #pragma unroll
@@ -173,8 +180,7 @@ __global__ void __launch_bounds__(kTop)
 #pragma unroll
       for (int u = 0; u < 4; ++u)
 #pragma unroll
-        for (int q = 0; q < kQ; ++q)
-          v[u][q] = parts[static_cast<std::int64_t>(p + u) * kB * kB + tid + kTop * q];
+        for (int q = 0; q < kQ; ++q) v[u][q] = part(p + u, q);
 #pragma unroll
       for (int u = 0; u < 4; ++u)
 #pragma unroll
@@ -182,13 +188,17 @@ __global__ void __launch_bounds__(kTop)
     }
     for (; p < nparts; ++p) {
 #pragma unroll
-      for (int q = 0; q < kQ; ++q)
-        acc[q] += parts[static_cast<std::int64_t>(p) * kB * kB + tid + kTop * q];
+      for (int q = 0; q < kQ; ++q) acc[q] += part(p, q);
     }
 #pragma unroll
     for (int q = 0; q < kQ; ++q) {
       const int idx = tid + kTop * q, i = idx % kB, j = idx / kB;
-      bg[j][i] = acc[q];
+      if (wide_read < 2) {
+        bg[j][i] = acc[q];
+      } else if (i <= j) {  // (i > j: written by the thread of (j, i))
+        bg[j][i] = acc[q];
+        bg[i][j] = acc[q];
+      }
       x[j][i] = wide_read ? top[q] : ((i < b && j < b) ? a[i + j * lda] : T(0));
       d[j][i] = i == j ? T(1) : T(0);
     }
@@ -288,6 +298,7 @@ __global__ void __launch_bounds__(kScaleThreads)
 std::atomic<int> mode_override{-1};  // panel_qr_ah_mode(): -1 default, 0 off, 1 on
 std::atomic<int> warp_override{-1};  // panel_qr_ah_warp_mode(): -1 default, 0 block, 1 warp
 std::atomic<int> t_beside_override{-1};  // panel_qr_ah_t_beside_mode(): -1 default, 0, 1
+std::atomic<int> read_override{-1};      // panel_qr_ah_read_mode(): -1 default, 0, 1, 2
 
 }  // namespace
 
@@ -307,6 +318,8 @@ int panel_qr_ah_override() { return mode_override.load(); }
 
 void panel_qr_ah_t_beside_mode(int mode) { t_beside_override.store(mode); }
 int panel_qr_ah_t_beside_override() { return t_beside_override.load(); }
+void panel_qr_ah_read_mode(int mode) { read_override.store(mode); }
+int panel_qr_ah_read_override() { return read_override.load(); }
 
 bool panel_qr_ah_t_beside() {
   const int mode = t_beside_override.load();
@@ -382,10 +395,13 @@ int* panel_qr_ah(detail::ContextImpl& ctx, MatrixView<T> panel, VectorView<T> ta
     return v >= 32 && v <= 4096 && v % 32 == 0 ? static_cast<std::int64_t>(v)
                                                : std::int64_t{kMinChunk};
   }();
-  static const int wide_read = [] {  // GPUQR_AH_WIDE_READ=0: the b x b kernel's old read
+  static const int env_read = [] {  // GPUQR_AH_WIDE_READ=0 / 1: the b x b kernel's older reads
     const char* text = std::getenv("GPUQR_AH_WIDE_READ");
-    return text != nullptr && std::atoi(text) == 0 ? 0 : 1;
+    const int v = text != nullptr ? std::atoi(text) : 2;
+    return v == 0 || v == 1 ? v : 2;
   }();
+  const int read_mode = read_override.load();
+  const int wide_read = read_mode >= 0 && read_mode <= 2 ? read_mode : env_read;
   std::int64_t chunk = std::max<std::int64_t>(tall ? kTallChunk : min_chunk,
                                               (below + max_parts - 1) / max_parts);
   chunk = (chunk + 31) / 32 * 32;
