@@ -348,8 +348,10 @@ void expect_ah_same_bits(Context& ctx, SetMode set_mode, std::vector<int> modes,
         Matrix<T> tau_gpu = nan_device(b, 1), v_gpu = nan_device(h, b), t_gpu = nan_device(b, b);
         done[m] = kernels::cuda::panel_qr_ah_only<T>(ctx.impl(), a_gpu.view(), vec(tau_gpu),
                                                      v_gpu.view(), t_gpu.view());
-        outs[m] = {to_host(ctx, a_gpu), to_host(ctx, tau_gpu), to_host(ctx, v_gpu),
-                   to_host(ctx, t_gpu)};
+        outs[m].push_back(to_host(ctx, a_gpu));
+        outs[m].push_back(to_host(ctx, tau_gpu));
+        outs[m].push_back(to_host(ctx, v_gpu));
+        outs[m].push_back(to_host(ctx, t_gpu));
       }
       for (std::size_t m = 1; m < nm; ++m) {
         SCOPED_TRACE("mode " + std::to_string(modes[m]) + " against " + std::to_string(modes[0]));
