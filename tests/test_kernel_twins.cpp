@@ -407,12 +407,13 @@ TEST_P(KernelTwins, PanelQrAhTBesideTheScalingGivesTheSameBits) {
 
 TEST_P(KernelTwins, PanelQrAhReadsOfTheGramPartialsGiveTheSameBits) {
   // The b x b kernel's reads of the Gram pass's partials (panel_qr_ah_read_mode): 0, four
-  // partials at a time; 1, eight, the top block's loads first; 2 (the default), eight, only
-  // the upper triangles, mirrored (the partials are symmetric bit for bit). The same sums in
-  // the same order: the same bits, on panels with few partials, many, and the tall panels'.
+  // partials at a time; 1, eight, the top block's loads first; 2, eight, only the upper
+  // triangles, mirrored (the partials are symmetric bit for bit); 3 (the default), sixteen.
+  // The same sums in the same order: the same bits, on panels with few partials (fewer than
+  // sixteen, so the narrower loops take the rest), many, and the tall panels'.
   GPUQR_FOR_PRECISION(([&]<class T>() {
     expect_ah_same_bits<T>(ctx(), [](int m) { kernels::cuda::panel_qr_ah_read_mode(m); },
-                           {0, 1, 2}, 5520);
+                           {0, 1, 2, 3}, 5520);
   }));
 }
 

@@ -116,6 +116,23 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
+/// acc[q] += part(p, q) for the partials p, p + 1, ... in order, kU at a time while kU more
+/// remain (their loads all in flight together); advances p.
+template <int kU, int kQ, class T, class Part>
+__device__ __forceinline__ void sum_partials(int& p, int nparts, T* acc, Part part) {
+  for (; p + kU <= nparts; p += kU) {
+    T v[kU][kQ];
+#pragma unroll
+    for (int u = 0; u < kU; ++u)
+#pragma unroll
+      for (int q = 0; q < kQ; ++q) v[u][q] = part(p + u, q);
+#pragma unroll
+    for (int u = 0; u < kU; ++u)
+#pragma unroll
+      for (int q = 0; q < kQ; ++q) acc[q] += v[u][q];
+  }
+}
+
 /// The b x b work, one thread block: see the file comment. status[0] = 1 when the panel was
 /// factored here, 0 when it is left (unchanged) to the Householder kernel. Shared matrices
 /// are stored [col][row] (entry (i, j) at [j][i]), as ah::factor_block takes them.
@@ -137,11 +154,12 @@ __global__ void __launch_bounds__(kTop)
   // B in a fixed order (the same result on every run: each entry summed over the partials in
   // order), the top block, D = I. Thread t owns entries t + kTop q; the loads of 4 partials
   // for all of them are in flight together (the partials were just written: L2 latency).
-  // wide_read (GPUQR_AH_WIDE_READ, default 2): 1, the top block's loads issued first, then 8
-  // partials at a time; 2, also only the partials' upper triangles (i <= j), each entry
+  // wide_read (GPUQR_AH_WIDE_READ, default 3): 1, the top block's loads issued first, then 8
+  // partials at a time; 2, as 1 but only the partials' upper triangles (i <= j), each entry
   // mirrored in shared memory: the partials are symmetric bit for bit (the Gram pass forms
   // (i, j) and (j, i) from the same products in the same order), so half the bytes give the
-  // same B. The same sums in the same order: the same bits in every mode.
+  // same B (measured no faster: session 32); 3, as 1 with 16 partials at a time. The same
+  // sums in the same order: the same bits in every mode.
   constexpr int kQ = kB * kB / kTop;
   static_assert(kQ * kTop == kB * kB, "kTop divides 32 x 32");
   {
@@ -162,38 +180,15 @@ __global__ void __launch_bounds__(kTop)
 #pragma unroll
     for (int q = 0; q < kQ; ++q) acc[q] = T(0);
     int p = 0;
-    if (kQ <= 4 && wide_read) {  // (128 threads: 8 entries each, no registers for 8 partials)
-      for (; p + 8 <= nparts; p += 8) {
-        T v[8][kQ];
-#pragma unroll
-        for (int u = 0; u < 8; ++u)
-#pragma unroll
-          for (int q = 0; q < kQ; ++q) v[u][q] = part(p + u, q);
-#pragma unroll
-        for (int u = 0; u < 8; ++u)
-#pragma unroll
-          for (int q = 0; q < kQ; ++q) acc[q] += v[u][q];
-      }
-    }
-    for (; p + 4 <= nparts; p += 4) {
-      T v[4][kQ];
-#pragma unroll
-      for (int u = 0; u < 4; ++u)
-#pragma unroll
-        for (int q = 0; q < kQ; ++q) v[u][q] = part(p + u, q);
-#pragma unroll
-      for (int u = 0; u < 4; ++u)
-#pragma unroll
-        for (int q = 0; q < kQ; ++q) acc[q] += v[u][q];
-    }
-    for (; p < nparts; ++p) {
-#pragma unroll
-      for (int q = 0; q < kQ; ++q) acc[q] += part(p, q);
-    }
+    // (128 threads: 8 entries each, no registers for 8 partials at a time)
+    if (kQ <= 4 && wide_read == 3) sum_partials<16, kQ>(p, nparts, acc, part);
+    if (kQ <= 4 && wide_read) sum_partials<8, kQ>(p, nparts, acc, part);
+    sum_partials<4, kQ>(p, nparts, acc, part);
+    sum_partials<1, kQ>(p, nparts, acc, part);
 #pragma unroll
     for (int q = 0; q < kQ; ++q) {
       const int idx = tid + kTop * q, i = idx % kB, j = idx / kB;
-      if (wide_read < 2) {
+      if (!sym) {
         bg[j][i] = acc[q];
       } else if (i <= j) {  // (i > j: written by the thread of (j, i))
         bg[j][i] = acc[q];
@@ -395,13 +390,13 @@ int* panel_qr_ah(detail::ContextImpl& ctx, MatrixView<T> panel, VectorView<T> ta
     return v >= 32 && v <= 4096 && v % 32 == 0 ? static_cast<std::int64_t>(v)
                                                : std::int64_t{kMinChunk};
   }();
-  static const int env_read = [] {  // GPUQR_AH_WIDE_READ=0 / 1: the b x b kernel's older reads
+  static const int env_read = [] {  // GPUQR_AH_WIDE_READ=0 / 1 / 2: the other reads
     const char* text = std::getenv("GPUQR_AH_WIDE_READ");
-    const int v = text != nullptr ? std::atoi(text) : 2;
-    return v == 0 || v == 1 ? v : 2;
+    const int v = text != nullptr ? std::atoi(text) : 3;
+    return v >= 0 && v <= 2 ? v : 3;
   }();
   const int read_mode = read_override.load();
-  const int wide_read = read_mode >= 0 && read_mode <= 2 ? read_mode : env_read;
+  const int wide_read = read_mode >= 0 && read_mode <= 3 ? read_mode : env_read;
   std::int64_t chunk = std::max<std::int64_t>(tall ? kTallChunk : min_chunk,
                                               (below + max_parts - 1) / max_parts);
   chunk = (chunk + 31) / 32 * 32;
