@@ -333,8 +333,8 @@ void expect_ah_same_bits(Context& ctx, SetMode set_mode, std::vector<int> modes,
   };
   const std::size_t nm = modes.size();
   int factored = 0, declined = 0;
-  for (auto [h, b] : {std::pair<int, int>{96, 32}, {130, 7}, {1000, 32}, {1024, 24}, {4097, 17},
-                      {70001, 32}}) {
+  for (auto [h, b] :
+       {std::pair<int, int>{96, 32}, {130, 7}, {1000, 32}, {1024, 24}, {4097, 17}, {70001, 32}}) {
     for (const MatrixKind kind :
          {MatrixKind::random, MatrixKind::graded, MatrixKind::rank_deficient}) {
       SCOPED_TRACE(std::to_string(h) + "x" + std::to_string(b) + " kind " +
@@ -400,8 +400,8 @@ TEST_P(KernelTwins, PanelQrAhTBesideTheScalingGivesTheSameBits) {
   // b x b kernel's T bit for bit (the same device function, the same sums), and every other
   // output with it.
   GPUQR_FOR_PRECISION(([&]<class T>() {
-    expect_ah_same_bits<T>(ctx(), [](int m) { kernels::cuda::panel_qr_ah_t_beside_mode(m); },
-                           {0, 1}, 4410);
+    expect_ah_same_bits<T>(
+        ctx(), [](int m) { kernels::cuda::panel_qr_ah_t_beside_mode(m); }, {0, 1}, 4410);
   }));
 }
 
@@ -412,8 +412,8 @@ TEST_P(KernelTwins, PanelQrAhReadsOfTheGramPartialsGiveTheSameBits) {
   // The same sums in the same order: the same bits, on panels with few partials (fewer than
   // sixteen, so the narrower loops take the rest), many, and the tall panels'.
   GPUQR_FOR_PRECISION(([&]<class T>() {
-    expect_ah_same_bits<T>(ctx(), [](int m) { kernels::cuda::panel_qr_ah_read_mode(m); },
-                           {0, 1, 2, 3}, 5520);
+    expect_ah_same_bits<T>(
+        ctx(), [](int m) { kernels::cuda::panel_qr_ah_read_mode(m); }, {0, 1, 2, 3}, 5520);
   }));
 }
 

@@ -50,7 +50,7 @@ constexpr int kSumSegments = 16;
 /// Whether an h-row panel takes the tall path (h - kB: the fewest rows below its top block);
 /// the workspace's size follows it (panel_qr_ah_workspace_elems).
 bool tall_panel(std::int64_t h) { return h - kB > kMaxParts * kTallChunk; }
-constexpr int kMinChunk = 64;   // rows per partial, at least (GPUQR_AH_MIN_CHUNK: measurements)
+constexpr int kMinChunk = 64;  // rows per partial, at least (GPUQR_AH_MIN_CHUNK: measurements)
 // The b x b kernel's block: 8 warps share its products; Algorithm 2 runs on 4 of them by
 // default (factor_block_warps_interleaved; factor_block_warps in mode 4), on all 8 in the
 // block's version (4 warps of 8 rows there: 1.3x slower).
@@ -397,8 +397,8 @@ int* panel_qr_ah(detail::ContextImpl& ctx, MatrixView<T> panel, VectorView<T> ta
   }();
   const int read_mode = read_override.load();
   const int wide_read = read_mode >= 0 && read_mode <= 3 ? read_mode : env_read;
-  std::int64_t chunk = std::max<std::int64_t>(tall ? kTallChunk : min_chunk,
-                                              (below + max_parts - 1) / max_parts);
+  std::int64_t chunk =
+      std::max<std::int64_t>(tall ? kTallChunk : min_chunk, (below + max_parts - 1) / max_parts);
   chunk = (chunk + 31) / 32 * 32;
   int nparts = static_cast<int>((below + chunk - 1) / chunk);
   const double threshold = std::max(detail::kAhRemainingFraction,
