@@ -308,8 +308,8 @@ TEST_P(KernelTwins, PanelQrAhMatchesGeqr2OrDeclines) {
 /// The AH panel's outputs (panel_qr_ah_only) and blocked geqrf's R and tau on `ctx`, each
 /// computed in every mode of `modes` (set by `set_mode`, reset to -1 after), must be the same
 /// bits. Every path T takes: full 32-column panels (by rows), narrower ones (by doubling),
-/// short and tall panels (whose Gram passes differ: few partials, many, and the tall panels'
-/// partials summed in segments); the outputs start as NaN, so an entry left unwritten shows.
+/// short and tall panels (whose Gram passes differ: 1, 2, 16, 47 and 64 partials, and the
+/// tall panels' partials summed in 16 segments); the outputs start as NaN, so an entry left unwritten shows.
 /// Declined panels leave T as it was in every mode. Then blocked geqrf, whose inner panels run
 /// the AH kernels between the Householder kernel and larfb_small under programmatic dependent
 /// launch (an ordering fault would show as a difference).
@@ -334,7 +334,8 @@ void expect_ah_same_bits(Context& ctx, SetMode set_mode, std::vector<int> modes,
   const std::size_t nm = modes.size();
   int factored = 0, declined = 0;
   for (auto [h, b] :
-       {std::pair<int, int>{96, 32}, {130, 7}, {1000, 32}, {1024, 24}, {4097, 17}, {70001, 32}}) {
+       {std::pair<int, int>{96, 32}, {130, 7}, {1000, 32}, {1024, 24}, {3000, 32}, {4097, 17},
+        {70001, 32}}) {
     for (const MatrixKind kind :
          {MatrixKind::random, MatrixKind::graded, MatrixKind::rank_deficient}) {
       SCOPED_TRACE(std::to_string(h) + "x" + std::to_string(b) + " kind " +
@@ -409,8 +410,8 @@ TEST_P(KernelTwins, PanelQrAhReadsOfTheGramPartialsGiveTheSameBits) {
   // The b x b kernel's reads of the Gram pass's partials (panel_qr_ah_read_mode): 0, four
   // partials at a time; 1, eight, the top block's loads first; 2, eight, only the upper
   // triangles, mirrored (the partials are symmetric bit for bit); 3 (the default), sixteen.
-  // The same sums in the same order: the same bits, on panels with few partials (fewer than
-  // sixteen, so the narrower loops take the rest), many, and the tall panels'.
+  // The same sums in the same order: the same bits, on panels with few partials, many (47:
+  // 16, 16, 8, 4 and three at a time), and the tall panels'.
   GPUQR_FOR_PRECISION(([&]<class T>() {
     expect_ah_same_bits<T>(
         ctx(), [](int m) { kernels::cuda::panel_qr_ah_read_mode(m); }, {0, 1, 2, 3}, 5520);
