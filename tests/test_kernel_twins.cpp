@@ -309,10 +309,10 @@ TEST_P(KernelTwins, PanelQrAhMatchesGeqr2OrDeclines) {
 /// computed in every mode of `modes` (set by `set_mode`, reset to -1 after), must be the same
 /// bits. Every path T takes: full 32-column panels (by rows), narrower ones (by doubling),
 /// short and tall panels (whose Gram passes differ: 1, 2, 16, 47 and 64 partials, and the
-/// tall panels' partials summed in 16 segments); the outputs start as NaN, so an entry left unwritten shows.
-/// Declined panels leave T as it was in every mode. Then blocked geqrf, whose inner panels run
-/// the AH kernels between the Householder kernel and larfb_small under programmatic dependent
-/// launch (an ordering fault would show as a difference).
+/// tall panels' partials summed in 16 segments); the outputs start as NaN, so an entry left
+/// unwritten shows. Declined panels leave T as it was in every mode. Then blocked geqrf, whose
+/// inner panels run the AH kernels between the Householder kernel and larfb_small under
+/// programmatic dependent launch (an ordering fault would show as a difference).
 template <class T, class SetMode>
 void expect_ah_same_bits(Context& ctx, SetMode set_mode, std::vector<int> modes,
                          std::uint64_t seed) {
@@ -333,9 +333,13 @@ void expect_ah_same_bits(Context& ctx, SetMode set_mode, std::vector<int> modes,
   };
   const std::size_t nm = modes.size();
   int factored = 0, declined = 0;
-  for (auto [h, b] :
-       {std::pair<int, int>{96, 32}, {130, 7}, {1000, 32}, {1024, 24}, {3000, 32}, {4097, 17},
-        {70001, 32}}) {
+  for (auto [h, b] : {std::pair<int, int>{96, 32},
+                      {130, 7},
+                      {1000, 32},
+                      {1024, 24},
+                      {3000, 32},
+                      {4097, 17},
+                      {70001, 32}}) {
     for (const MatrixKind kind :
          {MatrixKind::random, MatrixKind::graded, MatrixKind::rank_deficient}) {
       SCOPED_TRACE(std::to_string(h) + "x" + std::to_string(b) + " kind " +
