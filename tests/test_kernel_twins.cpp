@@ -305,87 +305,120 @@ TEST_P(KernelTwins, PanelQrAhMatchesGeqr2OrDeclines) {
   }
 }
 
+/// The AH panel's outputs (panel_qr_ah_only) and blocked geqrf's R and tau on `ctx`, each
+/// computed in every mode of `modes` (set by `set_mode`, reset to -1 after), must be the same
+/// bits. Every path T takes: full 32-column panels (by rows), narrower ones (by doubling),
+/// short and tall panels (whose Gram passes differ: 1, 2, 16, 47 and 64 partials, and the
+/// tall panels' partials summed in 16 segments); the outputs start as NaN, so an entry left
+/// unwritten shows. Declined panels leave T as it was in every mode. Then blocked geqrf, whose
+/// inner panels run the AH kernels between the Householder kernel and larfb_small under
+/// programmatic dependent launch (an ordering fault would show as a difference).
+template <class T, class SetMode>
+void expect_ah_same_bits(Context& ctx, SetMode set_mode, std::vector<int> modes,
+                         std::uint64_t seed) {
+  struct Reset {
+    SetMode& set;
+    ~Reset() {
+      kernels::cuda::panel_qr_ah_mode(-1);
+      set(-1);
+    }
+  } reset{set_mode};
+  kernels::cuda::panel_qr_ah_mode(1);
+  const T nan = std::numeric_limits<T>::quiet_NaN();
+  auto nan_device = [&](std::int64_t rows, std::int64_t cols) {
+    Matrix<T> host(rows, cols);
+    for (std::int64_t j = 0; j < cols; ++j)
+      for (std::int64_t i = 0; i < rows; ++i) host(i, j) = nan;
+    return to_ctx<T>(ctx, host.view());
+  };
+  const std::size_t nm = modes.size();
+  int factored = 0, declined = 0;
+  for (auto [h, b] : {std::pair<int, int>{96, 32},
+                      {130, 7},
+                      {1000, 32},
+                      {1024, 24},
+                      {3000, 32},
+                      {4097, 17},
+                      {70001, 32}}) {
+    for (const MatrixKind kind :
+         {MatrixKind::random, MatrixKind::graded, MatrixKind::rank_deficient}) {
+      SCOPED_TRACE(std::to_string(h) + "x" + std::to_string(b) + " kind " +
+                   std::to_string(static_cast<int>(kind)));
+      const Matrix<T> p = make_matrix<T>(kind, h, b, seed++);
+      std::vector<std::vector<Matrix<T>>> outs(nm);  // by mode: the panel, tau, V, T
+      std::vector<int> done(nm, 0);
+      for (std::size_t m = 0; m < nm; ++m) {
+        set_mode(modes[m]);
+        Matrix<T> a_gpu = to_ctx<T>(ctx, p.view());
+        Matrix<T> tau_gpu = nan_device(b, 1), v_gpu = nan_device(h, b), t_gpu = nan_device(b, b);
+        done[m] = kernels::cuda::panel_qr_ah_only<T>(ctx.impl(), a_gpu.view(), vec(tau_gpu),
+                                                     v_gpu.view(), t_gpu.view());
+        outs[m].push_back(to_host(ctx, a_gpu));
+        outs[m].push_back(to_host(ctx, tau_gpu));
+        outs[m].push_back(to_host(ctx, v_gpu));
+        outs[m].push_back(to_host(ctx, t_gpu));
+      }
+      for (std::size_t m = 1; m < nm; ++m) {
+        SCOPED_TRACE("mode " + std::to_string(modes[m]) + " against " + std::to_string(modes[0]));
+        ASSERT_EQ(done[0], done[m]) << "the modes decided differently";
+        for (int o = 0; o < 4; ++o)
+          EXPECT_TRUE(same_bits(outs[0][o], outs[m][o])) << "output " << o;
+      }
+      if (!done[0]) {
+        ++declined;
+        EXPECT_TRUE(same_bits(outs[0][3], to_host(ctx, nan_device(b, b))))
+            << "declined, yet T was written";
+        continue;
+      }
+      ++factored;
+      bool finite = true;
+      for (std::int64_t j = 0; j < b; ++j)
+        for (std::int64_t i = 0; i < b; ++i) finite = finite && std::isfinite(outs[0][3](i, j));
+      EXPECT_TRUE(finite) << "an entry of T was not written";
+    }
+  }
+  EXPECT_GE(factored, 10) << "too few panels were factored for the comparison to mean much";
+  EXPECT_GE(declined, 1) << "no declined panel: the status path was not checked";
+  kernels::cuda::panel_qr_ah_mode(-1);
+  for (auto [m, n] : {std::pair<int, int>{1024, 1024}, {1500, 700}, {777, 333}}) {
+    SCOPED_TRACE("geqrf " + std::to_string(m) + "x" + std::to_string(n));
+    const Matrix<T> a = random_matrix<T>(m, n, seed++);
+    std::vector<Matrix<T>> r(nm), tau_h(nm);
+    for (std::size_t k = 0; k < nm; ++k) {
+      set_mode(modes[k]);
+      Matrix<T> qr = to_ctx<T>(ctx, a.view());
+      Matrix<T> tau = nan_device(std::min(m, n), 1);
+      detail::blocked_geqrf<T>(ctx, qr.view(), vec(tau), {0, 0});
+      r[k] = to_host(ctx, qr);
+      tau_h[k] = to_host(ctx, tau);
+    }
+    for (std::size_t k = 1; k < nm; ++k) {
+      EXPECT_TRUE(same_bits(r[0], r[k])) << "mode " << modes[k];
+      EXPECT_TRUE(same_bits(tau_h[0], tau_h[k])) << "mode " << modes[k];
+    }
+  }
+}
+
 TEST_P(KernelTwins, PanelQrAhTBesideTheScalingGivesTheSameBits) {
   // T formed by its own kernel beside the scaling kernel (panel_qr_ah_t_beside_mode(1), the
   // default; it starts before the scaling ends and waits for it only at its end) must be the
   // b x b kernel's T bit for bit (the same device function, the same sums), and every other
-  // output with it. Every path T takes: full 32-column panels (by rows), narrower ones (by
-  // doubling), short and tall panels (whose Gram passes differ); the outputs start as NaN,
-  // so an entry left unwritten shows. Declined panels leave T as it was in both modes. Then
-  // blocked geqrf, whose inner panels run this kernel between the scaling and the
-  // Householder kernel and larfb_small under programmatic dependent launch: R and tau the
-  // same bits in both modes (an ordering fault would show as a difference).
-  struct Reset {
-    ~Reset() {
-      kernels::cuda::panel_qr_ah_mode(-1);
-      kernels::cuda::panel_qr_ah_t_beside_mode(-1);
-    }
-  } reset;
+  // output with it.
   GPUQR_FOR_PRECISION(([&]<class T>() {
-    kernels::cuda::panel_qr_ah_mode(1);
-    const T nan = std::numeric_limits<T>::quiet_NaN();
-    auto nan_device = [&](std::int64_t rows, std::int64_t cols) {
-      Matrix<T> host(rows, cols);
-      for (std::int64_t j = 0; j < cols; ++j)
-        for (std::int64_t i = 0; i < rows; ++i) host(i, j) = nan;
-      return to_ctx<T>(ctx(), host.view());
-    };
-    std::uint64_t seed = 4410;
-    int factored = 0, declined = 0;
-    for (auto [h, b] :
-         {std::pair<int, int>{96, 32}, {130, 7}, {1000, 32}, {1024, 24}, {4097, 17}, {70001, 32}}) {
-      for (const MatrixKind kind :
-           {MatrixKind::random, MatrixKind::graded, MatrixKind::rank_deficient}) {
-        SCOPED_TRACE(std::to_string(h) + "x" + std::to_string(b) + " kind " +
-                     std::to_string(static_cast<int>(kind)));
-        const Matrix<T> p = make_matrix<T>(kind, h, b, seed++);
-        Matrix<T> outs[2][4];  // by mode: the panel, tau, V, T
-        bool done[2] = {false, false};
-        for (const int mode : {0, 1}) {
-          kernels::cuda::panel_qr_ah_t_beside_mode(mode);
-          Matrix<T> a_gpu = to_ctx<T>(ctx(), p.view());
-          Matrix<T> tau_gpu = nan_device(b, 1), v_gpu = nan_device(h, b), t_gpu = nan_device(b, b);
-          done[mode] = kernels::cuda::panel_qr_ah_only<T>(ctx().impl(), a_gpu.view(), vec(tau_gpu),
-                                                          v_gpu.view(), t_gpu.view());
-          outs[mode][0] = to_host(ctx(), a_gpu);
-          outs[mode][1] = to_host(ctx(), tau_gpu);
-          outs[mode][2] = to_host(ctx(), v_gpu);
-          outs[mode][3] = to_host(ctx(), t_gpu);
-        }
-        ASSERT_EQ(done[0], done[1]) << "the modes decided differently";
-        for (int o = 0; o < 4; ++o)
-          EXPECT_TRUE(same_bits(outs[0][o], outs[1][o])) << "output " << o;
-        if (!done[1]) {
-          ++declined;
-          EXPECT_TRUE(same_bits(outs[1][3], to_host(ctx(), nan_device(b, b))))
-              << "declined, yet T was written";
-          continue;
-        }
-        ++factored;
-        bool finite = true;
-        for (std::int64_t j = 0; j < b; ++j)
-          for (std::int64_t i = 0; i < b; ++i) finite = finite && std::isfinite(outs[1][3](i, j));
-        EXPECT_TRUE(finite) << "an entry of T was not written";
-      }
-    }
-    EXPECT_GE(factored, 10) << "too few panels were factored for the comparison to mean much";
-    EXPECT_GE(declined, 1) << "no declined panel: the status path was not checked";
-    kernels::cuda::panel_qr_ah_mode(-1);
-    for (auto [m, n] : {std::pair<int, int>{1024, 1024}, {1500, 700}, {777, 333}}) {
-      SCOPED_TRACE("geqrf " + std::to_string(m) + "x" + std::to_string(n));
-      const Matrix<T> a = random_matrix<T>(m, n, seed++);
-      Matrix<T> r[2], tau_h[2];
-      for (const int mode : {0, 1}) {
-        kernels::cuda::panel_qr_ah_t_beside_mode(mode);
-        Matrix<T> qr = to_ctx<T>(ctx(), a.view());
-        Matrix<T> tau = nan_device(std::min(m, n), 1);
-        detail::blocked_geqrf<T>(ctx(), qr.view(), vec(tau), {0, 0});
-        r[mode] = to_host(ctx(), qr);
-        tau_h[mode] = to_host(ctx(), tau);
-      }
-      EXPECT_TRUE(same_bits(r[0], r[1]));
-      EXPECT_TRUE(same_bits(tau_h[0], tau_h[1]));
-    }
+    expect_ah_same_bits<T>(
+        ctx(), [](int m) { kernels::cuda::panel_qr_ah_t_beside_mode(m); }, {0, 1}, 4410);
+  }));
+}
+
+TEST_P(KernelTwins, PanelQrAhReadsOfTheGramPartialsGiveTheSameBits) {
+  // The b x b kernel's reads of the Gram pass's partials (panel_qr_ah_read_mode): 0, four
+  // partials at a time; 1, eight, the top block's loads first; 2, eight, only the upper
+  // triangles, mirrored (the partials are symmetric bit for bit); 3 (the default), sixteen.
+  // The same sums in the same order: the same bits, on panels with few partials, many (47:
+  // 16, 16, 8, 4 and three at a time), and the tall panels'.
+  GPUQR_FOR_PRECISION(([&]<class T>() {
+    expect_ah_same_bits<T>(
+        ctx(), [](int m) { kernels::cuda::panel_qr_ah_read_mode(m); }, {0, 1, 2, 3}, 5520);
   }));
 }
 

@@ -97,6 +97,11 @@ void panel_qr_ah_warp_mode(int mode);
 /// a kernel of its own that overlaps it, unless GPUQR_AH_T_BESIDE=0), 0 = in the b x b kernel,
 /// after Algorithm 2, 1 = beside the scaling. The same bits either way.
 void panel_qr_ah_t_beside_mode(int mode);
+/// How the AH panel's b x b kernel reads the Gram pass's partial sums (tests and
+/// measurements): -1 = default (3 unless GPUQR_AH_WIDE_READ says 0, 1 or 2), 0 = four
+/// partials at a time, 1 = eight, the top block's loads first, 2 = as 1, only their upper
+/// triangles (mirrored), 3 = as 1, sixteen at a time. The same bits in every mode.
+void panel_qr_ah_read_mode(int mode);
 /// Measurements: while on, the AH panel's top kernel records clock64() at its 7 phase
 /// boundaries; panel_qr_ah_trace_clocks copies the last launch's 8 slots (synchronous).
 void panel_qr_ah_trace(bool on);

@@ -256,16 +256,22 @@ __device__ bool top_finish(T (*x)[kB + 1], T (*g)[kB + 1], T (*d)[kB + 1], T (*b
   }
   mark(5);
   // R and V_T in place, the explicit V's top rows, tau, T, D for the scaling kernel.
-  for (int idx = tid; idx < b * b; idx += kTop) {
-    const int i = idx % b, j = idx / b;
-    a[i + j * lda] = x[j][i];
-    v[i + j * ldv] = i > j ? x[j][i] : (i == j ? T(1) : T(0));
+  auto put = [&](int i, int j) {
+    const T xv = x[j][i];
+    a[i + j * lda] = xv;
+    v[i + j * ldv] = i > j ? xv : (i == j ? T(1) : T(0));
     if (d_out != nullptr) d_out[i + j * kB] = d[j][i];
     if (b_out != nullptr) {
       b_out[i + j * kB] = bg[j][i];
     } else if (t_out != nullptr) {
       t_out[i + j * ldt] = g[j][i];
     }
+  };
+  if (b == kB) {  // full panels: constant indices, every store of a thread issued together
+#pragma unroll
+    for (int q = 0; q < kQ; ++q) put((tid + kTop * q) % kB, (tid + kTop * q) / kB);
+  } else {
+    for (int idx = tid; idx < b * b; idx += kTop) put(idx % b, idx / b);
   }
   if (tid < b) tau_out[tid] = s_tau[tid];
   if (tid == 0) *status = 1;

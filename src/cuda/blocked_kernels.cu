@@ -549,9 +549,10 @@ void larft_merge_mode(int mode) { merge_override.store(mode); }
 std::int64_t knob_signature() {
   // Each override is -1..7: four bits each after adding 1.
   const int values[] = {
-      trmm_override.load(),   merge_override.load(),       panel_qr_single_override(),
-      panel_qr_ah_override(), panel_qr_ah_warp_override(), panel_qr_ah_step_override(),
-      larfb_tf32_override(),  larfb_small_override(),      panel_qr_ah_t_beside_override()};
+      trmm_override.load(),       merge_override.load(),       panel_qr_single_override(),
+      panel_qr_ah_override(),     panel_qr_ah_warp_override(), panel_qr_ah_step_override(),
+      larfb_tf32_override(),      larfb_small_override(),      panel_qr_ah_t_beside_override(),
+      panel_qr_ah_read_override()};
   std::int64_t signature = 0;
   for (const int v : values) signature = signature * 16 + (v + 1);
   return signature;

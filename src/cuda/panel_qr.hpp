@@ -54,6 +54,7 @@ int panel_qr_single_override();
 int panel_qr_ah_override();
 int panel_qr_ah_warp_override();
 int panel_qr_ah_t_beside_override();
+int panel_qr_ah_read_override();
 /// Whether the AH panel forms T beside the scaling (panel_qr_ah_t_beside_mode's override if
 /// set, else GPUQR_AH_T_BESIDE, else yes) rather than in its b x b kernel.
 bool panel_qr_ah_t_beside();

@@ -50,7 +50,7 @@ constexpr int kSumSegments = 16;
 /// Whether an h-row panel takes the tall path (h - kB: the fewest rows below its top block);
 /// the workspace's size follows it (panel_qr_ah_workspace_elems).
 bool tall_panel(std::int64_t h) { return h - kB > kMaxParts * kTallChunk; }
-constexpr int kMinChunk = 64;   // rows per partial, at least
+constexpr int kMinChunk = 64;  // rows per partial, at least (GPUQR_AH_MIN_CHUNK: measurements)
 // The b x b kernel's block: 8 warps share its products; Algorithm 2 runs on 4 of them by
 // default (factor_block_warps_interleaved; factor_block_warps in mode 4), on all 8 in the
 // block's version (4 warps of 8 rows there: 1.3x slower).
@@ -116,6 +116,23 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
+/// acc[q] += part(p, q) for the partials p, p + 1, ... in order, kU at a time while kU more
+/// remain (their loads all in flight together); advances p.
+template <int kU, int kQ, class T, class Part>
+__device__ __forceinline__ void sum_partials(int& p, int nparts, T* acc, Part part) {
+  for (; p + kU <= nparts; p += kU) {
+    T v[kU][kQ];
+#pragma unroll
+    for (int u = 0; u < kU; ++u)
+#pragma unroll
+      for (int q = 0; q < kQ; ++q) v[u][q] = part(p + u, q);
+#pragma unroll
+    for (int u = 0; u < kU; ++u)
+#pragma unroll
+      for (int q = 0; q < kQ; ++q) acc[q] += v[u][q];
+  }
+}
+
 /// The b x b work, one thread block: see the file comment. status[0] = 1 when the panel was
 /// factored here, 0 when it is left (unchanged) to the Householder kernel. Shared matrices
 /// are stored [col][row] (entry (i, j) at [j][i]), as ah::factor_block takes them.
@@ -123,7 +140,7 @@ template <class T, int kTop>
 __global__ void __launch_bounds__(kTop)
     ah_top_kernel(T* a, std::int64_t lda, int b, const T* parts, int nparts, T* tau_out, T* v,
                   std::int64_t ldv, T* t_out, std::int64_t ldt, T* d_out, int* status,
-                  double threshold, int warp_factor, T* b_out) {
+                  double threshold, int warp_factor, T* b_out, int wide_read) {
   pdl::enter();
   __shared__ T x[kB][kB + 1], g[kB][kB + 1], d[kB][kB + 1], bg[kB][kB + 1], wb[kB][kB + 1];
   __shared__ T s_tau[kB];
@@ -137,35 +154,47 @@ __global__ void __launch_bounds__(kTop)
   // B in a fixed order (the same result on every run: each entry summed over the partials in
   // order), the top block, D = I. Thread t owns entries t + kTop q; the loads of 4 partials
   // for all of them are in flight together (the partials were just written: L2 latency).
+  // wide_read (GPUQR_AH_WIDE_READ, default 3): 1, the top block's loads issued first, then 8
+  // partials at a time; 2, as 1 but only the partials' upper triangles (i <= j), each entry
+  // mirrored in shared memory: the partials are symmetric bit for bit (the Gram pass forms
+  // (i, j) and (j, i) from the same products in the same order), so half the bytes give the
+  // same B (measured no faster: session 32); 3, as 1 with 16 partials at a time. The same
+  // sums in the same order: the same bits in every mode.
   constexpr int kQ = kB * kB / kTop;
   static_assert(kQ * kTop == kB * kB, "kTop divides 32 x 32");
   {
+    T top[kQ];
+#pragma unroll
+    for (int q = 0; q < kQ; ++q) {
+      const int idx = tid + kTop * q, i = idx % kB, j = idx / kB;
+      if (wide_read) top[q] = (i < b && j < b) ? a[i + j * lda] : T(0);
+    }
+    const bool sym = wide_read == 2;
+    // Entry q of this thread, (tid % kB, tid / kB + (kTop / kB) q), is read unless sym and
+    // below the diagonal.
+    auto part = [&](int p, int q) {
+      const bool want = !sym || tid % kB <= tid / kB + (kTop / kB) * q;
+      return want ? parts[static_cast<std::int64_t>(p) * kB * kB + tid + kTop * q] : T(0);
+    };
     T acc[kQ];
 #pragma unroll
     for (int q = 0; q < kQ; ++q) acc[q] = T(0);
     int p = 0;
-    for (; p + 4 <= nparts; p += 4) {
-      T v[4][kQ];
-#pragma unroll
-      for (int u = 0; u < 4; ++u)
-#pragma unroll
-        for (int q = 0; q < kQ; ++q)
-          v[u][q] = parts[static_cast<std::int64_t>(p + u) * kB * kB + tid + kTop * q];
-#pragma unroll
-      for (int u = 0; u < 4; ++u)
-#pragma unroll
-        for (int q = 0; q < kQ; ++q) acc[q] += v[u][q];
-    }
-    for (; p < nparts; ++p) {
-#pragma unroll
-      for (int q = 0; q < kQ; ++q)
-        acc[q] += parts[static_cast<std::int64_t>(p) * kB * kB + tid + kTop * q];
-    }
+    // (128 threads: 8 entries each, no registers for 8 partials at a time)
+    if (kQ <= 4 && wide_read == 3) sum_partials<16, kQ>(p, nparts, acc, part);
+    if (kQ <= 4 && wide_read) sum_partials<8, kQ>(p, nparts, acc, part);
+    sum_partials<4, kQ>(p, nparts, acc, part);
+    sum_partials<1, kQ>(p, nparts, acc, part);
 #pragma unroll
     for (int q = 0; q < kQ; ++q) {
       const int idx = tid + kTop * q, i = idx % kB, j = idx / kB;
-      bg[j][i] = acc[q];
-      x[j][i] = (i < b && j < b) ? a[i + j * lda] : T(0);
+      if (!sym) {
+        bg[j][i] = acc[q];
+      } else if (i <= j) {  // (i > j: written by the thread of (j, i))
+        bg[j][i] = acc[q];
+        bg[i][j] = acc[q];
+      }
+      x[j][i] = wide_read ? top[q] : ((i < b && j < b) ? a[i + j * lda] : T(0));
       d[j][i] = i == j ? T(1) : T(0);
     }
   }
@@ -264,6 +293,7 @@ __global__ void __launch_bounds__(kScaleThreads)
 std::atomic<int> mode_override{-1};  // panel_qr_ah_mode(): -1 default, 0 off, 1 on
 std::atomic<int> warp_override{-1};  // panel_qr_ah_warp_mode(): -1 default, 0 block, 1 warp
 std::atomic<int> t_beside_override{-1};  // panel_qr_ah_t_beside_mode(): -1 default, 0, 1
+std::atomic<int> read_override{-1};      // panel_qr_ah_read_mode(): -1 default, 0, 1, 2
 
 }  // namespace
 
@@ -283,6 +313,8 @@ int panel_qr_ah_override() { return mode_override.load(); }
 
 void panel_qr_ah_t_beside_mode(int mode) { t_beside_override.store(mode); }
 int panel_qr_ah_t_beside_override() { return t_beside_override.load(); }
+void panel_qr_ah_read_mode(int mode) { read_override.store(mode); }
+int panel_qr_ah_read_override() { return read_override.load(); }
 
 bool panel_qr_ah_t_beside() {
   const int mode = t_beside_override.load();
@@ -352,8 +384,21 @@ int* panel_qr_ah(detail::ContextImpl& ctx, MatrixView<T> panel, VectorView<T> ta
   const std::int64_t below = h - b;
   const bool tall = tall_panel(h);  // then below > kMaxParts * kTallChunk too
   const std::int64_t max_parts = tall ? kMaxPartsTall : kMaxParts;
-  std::int64_t chunk = std::max<std::int64_t>(tall ? kTallChunk : kMinChunk,
-                                              (below + max_parts - 1) / max_parts);
+  static const std::int64_t min_chunk = [] {
+    const char* text = std::getenv("GPUQR_AH_MIN_CHUNK");
+    const long long v = text != nullptr ? std::atoll(text) : 0;
+    return v >= 32 && v <= 4096 && v % 32 == 0 ? static_cast<std::int64_t>(v)
+                                               : std::int64_t{kMinChunk};
+  }();
+  static const int env_read = [] {  // GPUQR_AH_WIDE_READ=0 / 1 / 2: the other reads
+    const char* text = std::getenv("GPUQR_AH_WIDE_READ");
+    const int v = text != nullptr ? std::atoi(text) : 3;
+    return v >= 0 && v <= 2 ? v : 3;
+  }();
+  const int read_mode = read_override.load();
+  const int wide_read = read_mode >= 0 && read_mode <= 3 ? read_mode : env_read;
+  std::int64_t chunk =
+      std::max<std::int64_t>(tall ? kTallChunk : min_chunk, (below + max_parts - 1) / max_parts);
   chunk = (chunk + 31) / 32 * 32;
   int nparts = static_cast<int>((below + chunk - 1) / chunk);
   const double threshold = std::max(detail::kAhRemainingFraction,
@@ -382,11 +427,11 @@ int* panel_qr_ah(detail::ContextImpl& ctx, MatrixView<T> panel, VectorView<T> ta
   if (top_threads == 128) {
     pdl::launch(dev, ah_top_kernel<T, 128>, dim3(1), dim3(128), 0, ctx.stream, panel.data(),
                 panel.ld(), b, static_cast<const T*>(parts), nparts, tau.data(), v.data(), v.ld(),
-                t_out, t.ld(), dm, status, threshold, warp_factor, b_out);
+                t_out, t.ld(), dm, status, threshold, warp_factor, b_out, wide_read);
   } else {
     pdl::launch(dev, ah_top_kernel<T, 256>, dim3(1), dim3(256), 0, ctx.stream, panel.data(),
                 panel.ld(), b, static_cast<const T*>(parts), nparts, tau.data(), v.data(), v.ld(),
-                t_out, t.ld(), dm, status, threshold, warp_factor, b_out);
+                t_out, t.ld(), dm, status, threshold, warp_factor, b_out, wide_read);
   }
   // Four lanes a row up to kScaleShareRows rows below the top block (latency-bound), else one.
   static const bool one_lane = [] {  // GPUQR_AH_SCALE_LANES=1: one lane a row (A/B runs)

@@ -89,6 +89,7 @@ void panel_qr_ah_step_mode(int) {}
 bool panel_qr_ah_step_wanted(int, int, std::int64_t, std::int64_t, std::int64_t) { return false; }
 void panel_qr_ah_warp_mode(int) {}
 void panel_qr_ah_t_beside_mode(int) {}
+void panel_qr_ah_read_mode(int) {}
 void panel_qr_ah_trace(bool) {}
 void panel_qr_ah_trace_clocks(long long* out) {
   for (int i = 0; i < 8; ++i) out[i] = 0;
