@@ -152,10 +152,10 @@ __global__ void __launch_bounds__(kTop)
   };
   mark(0);
   // B in a fixed order (the same result on every run: each entry summed over the partials in
-  // order), the top block, D = I. Thread t owns entries t + kTop q; the loads of 4 partials
-  // for all of them are in flight together (the partials were just written: L2 latency).
-  // wide_read (GPUQR_AH_WIDE_READ, default 3): 1, the top block's loads issued first, then 8
-  // partials at a time; 2, as 1 but only the partials' upper triangles (i <= j), each entry
+  // order), the top block, D = I. Thread t owns entries t + kTop q; the loads of several
+  // partials for all of them are in flight together (the partials were just written: L2
+  // latency, each round of loads ~650 cycles). wide_read (GPUQR_AH_WIDE_READ, default 3): 0,
+  // 4 partials at a time; 1, the top block's loads issued first, then 8 partials at a time; 2, as 1 but only the partials' upper triangles (i <= j), each entry
   // mirrored in shared memory: the partials are symmetric bit for bit (the Gram pass forms
   // (i, j) and (j, i) from the same products in the same order), so half the bytes give the
   // same B (measured no faster: session 32); 3, as 1 with 16 partials at a time. The same
@@ -293,7 +293,7 @@ __global__ void __launch_bounds__(kScaleThreads)
 std::atomic<int> mode_override{-1};  // panel_qr_ah_mode(): -1 default, 0 off, 1 on
 std::atomic<int> warp_override{-1};  // panel_qr_ah_warp_mode(): -1 default, 0 block, 1 warp
 std::atomic<int> t_beside_override{-1};  // panel_qr_ah_t_beside_mode(): -1 default, 0, 1
-std::atomic<int> read_override{-1};      // panel_qr_ah_read_mode(): -1 default, 0, 1, 2
+std::atomic<int> read_override{-1};      // panel_qr_ah_read_mode(): -1 default, 0..3
 
 }  // namespace
 
