@@ -239,12 +239,13 @@ TEST_P(KernelTwins, PanelQrAhMatchesGeqr2OrDeclines) {
     }
   } reset;
   kernels::cuda::panel_qr_ah_mode(1);
-  for (const int warp : {4, 1, 0, 6, 7}) {
+  for (const int warp : {4, 1, 0, 6, 7, 10}) {
     SCOPED_TRACE(warp == 4   ? "Algorithm 2 by four warps"
                  : warp == 1 ? "Algorithm 2 by one warp"
                  : warp == 0 ? "Algorithm 2 by the thread block"
                  : warp == 6 ? "Algorithm 2 by four warps, rows interleaved"
-                             : "Algorithm 2 by four warps, rows interleaved, short reciprocals");
+                 : warp == 7 ? "Algorithm 2 by four warps, rows interleaved, short reciprocals"
+                             : "mode 7 with shadow warps running its code ahead");
     kernels::cuda::panel_qr_ah_warp_mode(warp);
     GPUQR_FOR_PRECISION(([&]<class T>() {
       std::uint64_t seed = 970;
@@ -422,6 +423,18 @@ TEST_P(KernelTwins, PanelQrAhReadsOfTheGramPartialsGiveTheSameBits) {
   }));
 }
 
+TEST_P(KernelTwins, PanelQrAhShadowWarpsGiveTheSameBits) {
+  // Algorithm 2 with the b x b kernel's other four warps running the four warps' instructions
+  // ahead of them, storing nothing (panel_qr_ah_warp_mode(10)), against mode 7 without them:
+  // the four warps do the same work, so the same bits, including the decisions of the
+  // norm-update and amplification tests on the graded and rank-deficient panels; a shadow
+  // that stored anything, or a missing barrier, would show as a difference or a NaN.
+  GPUQR_FOR_PRECISION(([&]<class T>() {
+    expect_ah_same_bits<T>(
+        ctx(), [](int m) { kernels::cuda::panel_qr_ah_warp_mode(m); }, {7, 10}, 6630);
+  }));
+}
+
 /// panel_qr_update on both backends for the h x w matrix whose first 32 columns are `panel`
 /// and the rest `rest`: R, the reflectors, tau, V, T and the updated columns. For a
 /// rank-deficient panel only the first `rank` reflectors (and R's and the updated columns'
@@ -480,11 +493,12 @@ TEST_P(KernelTwins, PanelQrUpdateStepMatchesTheTwin) {
     }
   } reset;
   kernels::cuda::panel_qr_ah_step_mode(1);
-  for (const int warp : {4, 1, 6, 7}) {
+  for (const int warp : {4, 1, 6, 7, 10}) {
     SCOPED_TRACE(warp == 4   ? "Algorithm 2 by four warps"
                  : warp == 1 ? "Algorithm 2 by one warp"
                  : warp == 6 ? "Algorithm 2 by four warps, rows interleaved"
-                             : "Algorithm 2 by four warps, rows interleaved, short reciprocals");
+                 : warp == 7 ? "Algorithm 2 by four warps, rows interleaved, short reciprocals"
+                             : "mode 7 with shadow warps running its code ahead");
     kernels::cuda::panel_qr_ah_warp_mode(warp);
     GPUQR_FOR_PRECISION(([&]<class T>() {
       std::uint64_t seed = 5100;

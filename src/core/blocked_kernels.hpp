@@ -91,7 +91,10 @@ bool panel_qr_ah_step_wanted(int device, int elem_bytes, std::int64_t h, std::in
 /// Which threads run the AH panel's Algorithm 2 (tests and measurements): -1 = default (four
 /// warps unless GPUQR_AH_WARP says 0 or 1), 0 = the block (factor_block), 1 = one warp with
 /// the columns in registers (factor_block_warp), 4 = four warps with a quarter of the rows
-/// each (factor_block_warps). The warps' versions take 32-column panels; others the block's.
+/// each (factor_block_warps), 6 and 7 = four warps with the rows interleaved (7 with the
+/// shorter reciprocal chains: the default), 10 = mode 7 with the block's other four warps
+/// running its instructions ahead, storing nothing (the same bits). The warps' versions take
+/// 32-column panels; others the block's.
 void panel_qr_ah_warp_mode(int mode);
 /// Where the AH panel forms T (tests and measurements): -1 = default (beside the scaling, in
 /// a kernel of its own that overlaps it, unless GPUQR_AH_T_BESIDE=0), 0 = in the b x b kernel,

@@ -61,8 +61,8 @@ bool panel_qr_ah_t_beside();
 /// How the AH panel's b x b kernel runs Algorithm 2 (panel_qr_ah_warp_mode's values, the
 /// override if set, else GPUQR_AH_WARP, else the default): 0 the block, 1 one warp, 4 four
 /// warps, 6 four warps with the rows interleaved, 7 the same with the shorter reciprocal
-/// chains (ah::factor_block, factor_block_warp, factor_block_warps,
-/// factor_block_warps_interleaved).
+/// chains, 10 mode 7 with four shadow warps running its code ahead (ah::factor_block,
+/// factor_block_warp, factor_block_warps, factor_block_warps_interleaved).
 int panel_qr_ah_warp_factor();
 /// 0 when the AH panel is off (GPUQR_PANEL_AH=0, or panel_qr_ah_mode(0)), else the fewest
 /// rows a panel of elem_bytes entries needs to take it (GPUQR_PANEL_AH_MIN_ROWS, or the

@@ -60,7 +60,7 @@ constexpr int kScaleThreads = 64;  // V_B = P_B D: small blocks spread short pan
 // with the third-order reciprocal steps (mode 7). H100, session 29 run 1, 1024 x 32 panel,
 // median of 30 against mode 4 (the blocked rows) in the same run: FP64 42.1 us against 46.4
 // (Algorithm 2 27.5k cycles against 34.7k), FP32 35.5 against 37.3.
-constexpr int kDefaultWarpFactor = 7;
+constexpr int kDefaultWarpFactor = 10;
 constexpr std::int64_t kScaleShareRows = 16384;  // four lanes a row up to here (ah_scale_kernel)
 // The AH panel's fewest rows: with Algorithm 2 by four warps it beats the single-block
 // Householder kernel from 96 rows (H200, session 17 run 3, 96 x 32: FP64 41.7 us against 55.3,
@@ -335,7 +335,7 @@ int panel_qr_ah_warp_factor() {
   static const int env_warp = [] {
     const char* text = std::getenv("GPUQR_AH_WARP");
     const int v = text != nullptr && *text != '\0' ? std::atoi(text) : kDefaultWarpFactor;
-    return v == 0 || v == 1 || v == 4 || v == 6 || v == 7 ? v : kDefaultWarpFactor;
+    return v == 0 || v == 1 || v == 4 || v == 6 || v == 7 || v == 10 ? v : kDefaultWarpFactor;
   }();
   const int mode = warp_override.load();
   return mode < 0 ? env_warp : mode;

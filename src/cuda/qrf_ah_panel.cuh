@@ -376,8 +376,12 @@ __device__ bool factor_block_warps(T (*x)[kB + 1], T (*g)[kB + 1], T (*d)[kB + 1
 /// the same order as in factor_block_warps; the amplification sums add the rows in another
 /// order. Same contract as factor_block_warps. kShortChain: the step's reciprocal square root
 /// and reciprocal by batched::short_chain_rsqrt / short_chain_rcp (FP64: 3 fewer dependent
-/// operations on the step's chain).
-template <class T, int kB, bool kShortChain = false>
+/// operations on the step's chain). kShadow: the block's warps kW..2kW - 1 (when it has them)
+/// each run the instructions of their twin (warp w - kW) without its barriers (the four warps
+/// meet at a named barrier instead of the block's) and without stores, so they run ahead of
+/// it and bring the unrolled steps' code (~3 KB each, run once per launch) into the SM's
+/// instruction caches before the twin needs it; their values are never used.
+template <class T, int kB, bool kShortChain = false, bool kShadow = false>
 __device__ bool factor_block_warps_interleaved(T (*x)[kB + 1], T (*g)[kB + 1], T (*d)[kB + 1],
                                                T* tau, double threshold, double max_amplification,
                                                WarpsShared<T, kB>& sh) {
@@ -392,14 +396,18 @@ __device__ bool factor_block_warps_interleaved(T (*x)[kB + 1], T (*g)[kB + 1], T
   int& s_good = sh.good;
   const int tid = static_cast<int>(threadIdx.x);
   const bool active = tid < kW * 32;
-  const int j = tid & 31, w = tid >> 5;
+  const bool writes = !kShadow || active;  // kShadow: the shadows store nothing
+  // The shadows (kShadow: warps kW..2kW - 1) and the four warps run the steps; a shadow's w is
+  // its twin's. Warps past them (a larger block) only meet the barriers.
+  const bool runs = active || (kShadow && tid < 2 * kW * 32);
+  const int j = tid & 31, w = kShadow && runs ? (tid >> 5) & (kW - 1) : tid >> 5;
   T xd[kR], gc[kR];  // rows w + kW r
 #pragma unroll
   for (int r = 0; r < kR; ++r) {
     xd[r] = active ? x[j][w + kW * r] : T(0);
     gc[r] = active ? g[j][w + kW * r] : T(0);
   }
-  if (w == 0) s_cnorm[j] = sqrt(g[j][j]);  // in the safe range (the caller checked)
+  if (writes && w == 0) s_cnorm[j] = sqrt(g[j][j]);  // in the safe range (the caller checked)
   // Step k1 on this warp's row r, from this lane's w_j / sigma and R(k1, j) of that step.
   auto take = [&](int k1, int r, T twr, T rkj) {
     const int i = w + kW * r;
@@ -409,7 +417,7 @@ __device__ bool factor_block_warps_interleaved(T (*x)[kB + 1], T (*g)[kB + 1], T
   };
 #pragma unroll
   for (int k = 0; k < kB; ++k) {
-    if (w == k % kW) {       // the owner (uniform per warp)
+    if (w == k % kW && (!kShadow || runs)) {  // the owner (uniform per warp)
       const int s = k / kW;  // row k's place
       if (k > 0) take(k - 1, s, s_twr[(k - 1) % 3][j], s_rk[(k - 1) % 3][j]);
       const T gkk = __shfl_sync(kAll, gc[s], k);
@@ -425,17 +433,19 @@ __device__ bool factor_block_warps_interleaved(T (*x)[kB + 1], T (*g)[kB + 1], T
       const T tw = later ? t * fma(fma(-xkk, xjk, gc[s]), rs, xjk) : T(0);
       const T rkj = later ? xjk - tw : T(0);
       const T twr = tw * rs;
-      s_twr[k % 3][j] = twr;
-      s_rk[k % 3][j] = rkj;
-      if (later) x[j][k] = rkj;  // R's row k
-      if (j == 0) {
+      if (writes) {
+        s_twr[k % 3][j] = twr;
+        s_rk[k % 3][j] = rkj;
+      }
+      if (later && writes) x[j][k] = rkj;  // R's row k
+      if (j == 0 && writes) {
         s_t[k] = t;
         s_rs[k] = rs;
         s_alpha[k] = -sg * nu;
         s_piv[k] = gkk;
       }
       xd[s] = later ? -twr : xd[s];  // D(k, j)
-    } else if (active && k > 0) {
+    } else if (runs && k > 0) {
       if (k >= 2 && w == (k - 1) % kW) {  // owned step k - 1: step k - 2 on its other rows
         const T twr2 = s_twr[(k - 2) % 3][j], rk2 = s_rk[(k - 2) % 3][j];
 #pragma unroll
@@ -446,7 +456,11 @@ __device__ bool factor_block_warps_interleaved(T (*x)[kB + 1], T (*g)[kB + 1], T
 #pragma unroll
       for (int r = 0; r < kR; ++r) take(k - 1, r, twr1, rk1);
     }
-    __syncthreads();
+    if constexpr (kShadow) {  // the four warps only: their shadows run on
+      if (active) asm volatile("bar.sync 1, %0;" ::"n"(kW * 32) : "memory");
+    } else {
+      __syncthreads();
+    }
   }
   if (active) {
     // The last steps: the owner of step 31 takes 30 on its other rows, then every warp 31.
@@ -476,7 +490,7 @@ __device__ bool factor_block_warps_interleaved(T (*x)[kB + 1], T (*g)[kB + 1], T
     s_kappa[w][j] = kappa;
   }
   __syncthreads();
-  if (w == 0) {
+  if (writes && w == 0) {
     T kap = 0;
 #pragma unroll
     for (int q = 0; q < kW; ++q) kap += s_kappa[q][j];
