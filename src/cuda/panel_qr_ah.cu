@@ -57,9 +57,13 @@ constexpr int kMinChunk = 64;  // rows per partial, at least (GPUQR_AH_MIN_CHUNK
 constexpr int kTopThreads = 256;
 constexpr int kScaleThreads = 64;  // V_B = P_B D: small blocks spread short panels over SMs
 // panel_qr_ah_warp_factor's default: Algorithm 2 by four warps, rows interleaved over them,
-// with the third-order reciprocal steps (mode 7). H100, session 29 run 1, 1024 x 32 panel,
-// median of 30 against mode 4 (the blocked rows) in the same run: FP64 42.1 us against 46.4
-// (Algorithm 2 27.5k cycles against 34.7k), FP32 35.5 against 37.3.
+// with the third-order reciprocal steps (mode 7; H100, session 29 run 1, 1024 x 32 panel,
+// median of 30 against mode 4, the blocked rows: FP64 42.1 us against 46.4, FP32 35.5 against
+// 37.3), and the block's other four warps running the four's instructions ahead of them
+// (mode 10: ncu put 45% of mode 7's stall cycles on instruction fetch). H100, session 33 run
+// 3, against mode 7 in the same run: 1024 x 32 panel FP64 37.0 us against 41.1 (Algorithm 2
+// 27.1k cycles against 29.6k; FP32 22.1k against 23.3k); geqrf FP64 1024 with replay 1.366
+// / 1.376 ms against 1.420 / 1.395.
 constexpr int kDefaultWarpFactor = 10;
 constexpr std::int64_t kScaleShareRows = 16384;  // four lanes a row up to here (ah_scale_kernel)
 // The AH panel's fewest rows: with Algorithm 2 by four warps it beats the single-block
@@ -331,7 +335,7 @@ int panel_qr_ah_warp_factor() {
   // Clock64 per phase on an H200 (session 17 run 3, 1024 x 32), Algorithm 2: FP64 25.6k
   // cycles by four warps, 47.6k by one, 49.9k by the block; FP32 15.8k, 33.5k, 43.7k. Modes
   // 6 and 7 (session 29): the four warps with the rows interleaved, 7 also with the shorter
-  // reciprocal chains (kDefaultWarpFactor).
+  // reciprocal chains; 10 (session 33, kDefaultWarpFactor): 7 with shadow warps.
   static const int env_warp = [] {
     const char* text = std::getenv("GPUQR_AH_WARP");
     const int v = text != nullptr && *text != '\0' ? std::atoi(text) : kDefaultWarpFactor;
