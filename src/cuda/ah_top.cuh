@@ -227,8 +227,8 @@ __device__ bool top_finish(T (*x)[kB + 1], T (*g)[kB + 1], T (*d)[kB + 1], T (*b
   // Algorithm 2 by the whole block, by warp 0 with the columns in registers, or by four
   // warps with a quarter of the rows each, in blocks of 8 or interleaved (warp_factor 0, 1,
   // 4, 6; 7: interleaved with the shorter reciprocal chains; 10: 7 with shadow warps fetching
-  // its code ahead). The warps' versions take full
-  // 32-column panels only (they are unrolled over them).
+  // its code ahead). The warps' versions take full 32-column panels only (they are unrolled
+  // over them).
   __shared__ ah::WarpsShared<T, kB> s_warps;  // the four warps' versions' scalars
   bool factored;
   if (warp_factor == 1 && b == kB)
