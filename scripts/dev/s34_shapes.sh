@@ -7,12 +7,12 @@
 # the same code: FP64 geqrf's form at 2^22 x 1024 (session 26 run 7's command, no variants).
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh" gpuqr_tester gpuqr_tsqr_bench
 X=$b/bench/gpuqr_tester
-timeout 150 $X --backend cuda --baseline cusolver --graph both --op geqrf,orgqr,gels --precision d,s --dim 1024,2048,4096 --repeat 5 --warmup 2 > "$out/tester_small.txt" 2>&1; echo "small rc $?"
+timeout 100 $X --backend cuda --baseline cusolver --graph both --op geqrf,orgqr,gels --precision d,s --dim 1024,2048,4096 --repeat 5 --warmup 2 > "$out/tester_small.txt" 2>&1; echo "small rc $?"
 grep -E "^(geqrf|orgqr|gels) " "$out/tester_small.txt"
 stamp
-timeout 400 $X --backend cuda --baseline cusolver --op geqrf,orgqr,gels --precision d,s --dim 8192,16384,8192x4096,16384x8192,65536x1024 --repeat 2 --warmup 1 --no-check > "$out/tester_large.txt" 2>&1; echo "large rc $?"
+timeout 250 $X --backend cuda --baseline cusolver --op geqrf,orgqr,gels --precision d,s --dim 8192,16384,8192x4096,16384x8192,65536x1024 --repeat 2 --warmup 1 --no-check > "$out/tester_large.txt" 2>&1; echo "large rc $?"
 grep -E "^(geqrf|orgqr|gels) " "$out/tester_large.txt"
 stamp
 TS=$b/bench/gpuqr_tsqr_bench
-timeout 150 $TS --m 4194304 --n 1024 --precision d --methods automatic --forms geqrf --repeat 3 --copies 2.2 > "$out/tsqr_d22.txt" 2>&1; echo "tsqr rc $?"; cat "$out/tsqr_d22.txt" | tail -8
+timeout 90 $TS --m 4194304 --n 1024 --precision d --methods automatic --forms geqrf --repeat 3 --copies 2.2 > "$out/tsqr_d22.txt" 2>&1; echo "tsqr rc $?"; cat "$out/tsqr_d22.txt" | tail -8
 stamp
