@@ -242,9 +242,9 @@ __device__ bool top_finish(T (*x)[kB + 1], T (*g)[kB + 1], T (*d)[kB + 1], T (*b
   else if (warp_factor == 7 && b == kB && kTop >= 128)
     factored = ah::factor_block_warps_interleaved<T, kB, true>(
         x, g, d, s_tau, threshold, detail::kAhMaxAmplification, s_warps);
-  else if (warp_factor == 10 && b == kB && kTop >= 128)
+  else if (warp_factor == 10 && b == kB && kTop >= 128)  // wb: the shadows' scratch
     factored = ah::factor_block_warps_interleaved<T, kB, true, true>(
-        x, g, d, s_tau, threshold, detail::kAhMaxAmplification, s_warps);
+        x, g, d, s_tau, threshold, detail::kAhMaxAmplification, s_warps, &wb[0][0]);
   else
     factored = ah::factor_block<T, kB, kTop>(x, g, d, s_tau, b, threshold,
                                              detail::kAhMaxAmplification) == b;

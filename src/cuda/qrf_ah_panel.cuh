@@ -380,22 +380,28 @@ __device__ bool factor_block_warps(T (*x)[kB + 1], T (*g)[kB + 1], T (*d)[kB + 1
 /// each run the instructions of their twin (warp w - kW) without its barriers (the four warps
 /// meet at a named barrier instead of the block's) and without stores, so they run ahead of
 /// it and bring the unrolled steps' code (~3 KB each, run once per launch) into the SM's
-/// instruction caches before the twin needs it; their values are never used.
+/// instruction caches before the twin needs it; their values are never used. The shadows
+/// read `scratch` (at least kB x (kB + 1) entries of shared memory that nothing writes
+/// until the function's last barrier) where their twins read x and the published steps, so
+/// that no shared entry is read by one warp while another writes it (racecheck).
 template <class T, int kB, bool kShortChain = false, bool kShadow = false>
 __device__ bool factor_block_warps_interleaved(T (*x)[kB + 1], T (*g)[kB + 1], T (*d)[kB + 1],
                                                T* tau, double threshold, double max_amplification,
-                                               WarpsShared<T, kB>& sh) {
+                                               WarpsShared<T, kB>& sh, T* scratch = nullptr) {
   static_assert(kB == 32, "32 columns");
   constexpr int kW = 4, kR = kB / kW;  // warps, rows per warp
   constexpr unsigned kAll = 0xffffffffu;
   T* s_cnorm = sh.cnorm;
   T *s_t = sh.t, *s_rs = sh.rs, *s_alpha = sh.alpha, *s_piv = sh.piv;
-  T(*s_twr)[kB] = sh.twr;  // steps' w_j / sigma and R(k, j), by k mod 3
-  T(*s_rk)[kB] = sh.rk;
-  T(*s_kappa)[kB] = sh.kappa;
-  int& s_good = sh.good;
   const int tid = static_cast<int>(threadIdx.x);
   const bool active = tid < kW * 32;
+  // Steps' w_j / sigma and R(k, j), by k mod 3 (a shadow: in scratch).
+  const bool private_reads = kShadow && !active;
+  T(*s_twr)[kB] = private_reads ? reinterpret_cast<T(*)[kB]>(scratch) : sh.twr;
+  T(*s_rk)[kB] = private_reads ? reinterpret_cast<T(*)[kB]>(scratch + 3 * kB) : sh.rk;
+  T(*xr)[kB + 1] = private_reads ? reinterpret_cast<T(*)[kB + 1]>(scratch) : x;  // x to read
+  T(*s_kappa)[kB] = sh.kappa;
+  int& s_good = sh.good;
   const bool writes = !kShadow || active;  // kShadow: the shadows store nothing
   // The shadows (kShadow: warps kW..2kW - 1) and the four warps run the steps; a shadow's w is
   // its twin's. Warps past them (a larger block) only meet the barriers.
@@ -404,7 +410,7 @@ __device__ bool factor_block_warps_interleaved(T (*x)[kB + 1], T (*g)[kB + 1], T
   T xd[kR], gc[kR];  // rows w + kW r
 #pragma unroll
   for (int r = 0; r < kR; ++r) {
-    xd[r] = active ? x[j][w + kW * r] : T(0);
+    xd[r] = active ? xr[j][w + kW * r] : T(0);
     gc[r] = active ? g[j][w + kW * r] : T(0);
   }
   if (writes && w == 0) s_cnorm[j] = sqrt(g[j][j]);  // in the safe range (the caller checked)
