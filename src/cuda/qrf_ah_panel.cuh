@@ -468,6 +468,18 @@ __device__ bool factor_block_warps_interleaved(T (*x)[kB + 1], T (*g)[kB + 1], T
       __syncthreads();
     }
   }
+  if constexpr (kShadow) {
+    // The warps past the four (the shadows, after their steps) meet barrier 2 as many times as
+    // the four met barrier 1, so that every warp of the block has passed as many barriers when
+    // they meet at the block's next. The four do not wait for it. Without it compute-sanitizer
+    // racecheck reports hazards on the published steps that do not exist (its model of the
+    // barriers loses their order; session 34, scripts/dev/racecheck_probe.cu).
+    if (!active) {
+      const unsigned others = blockDim.x - kW * 32;
+#pragma unroll 1
+      for (int k = 0; k < kB; ++k) asm volatile("bar.sync 2, %0;" ::"r"(others) : "memory");
+    }
+  }
   if (active) {
     // The last steps: the owner of step 31 takes 30 on its other rows, then every warp 31.
     if (w == (kB - 1) % kW) {
