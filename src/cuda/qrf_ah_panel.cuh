@@ -365,6 +365,21 @@ __device__ bool factor_block_warps(T (*x)[kB + 1], T (*g)[kB + 1], T (*d)[kB + 1
   return s_good != 0;
 }
 
+/// One shared-memory load at a 32-bit shared address, as written (no other address loaded
+/// in its place): factor_block_warps_interleaved's shadows select their scratch per thread,
+/// and the compiler otherwise loads both candidates and keeps one, so that a shadow would
+/// read the entries the working warps write (a hazard racecheck reports; the value unused).
+template <class T>
+__device__ __forceinline__ T load_shared_exact(unsigned addr) {
+  T v;
+  if constexpr (sizeof(T) == 8) {
+    asm volatile("ld.shared.f64 %0, [%1];" : "=d"(v) : "r"(addr));
+  } else {
+    asm volatile("ld.shared.f32 %0, [%1];" : "=f"(v) : "r"(addr));
+  }
+  return v;
+}
+
 /// factor_block_warps with the rows interleaved over the four warps (row i on warp i mod 4,
 /// lane j: column j), so that step k's owner (warp k mod 4) changes every step and updates
 /// only its pivot row before the step's barrier; its other rows take step k - 1 in the next
@@ -400,6 +415,8 @@ __device__ bool factor_block_warps_interleaved(T (*x)[kB + 1], T (*g)[kB + 1], T
   T(*s_twr)[kB] = private_reads ? reinterpret_cast<T(*)[kB]>(scratch) : sh.twr;
   T(*s_rk)[kB] = private_reads ? reinterpret_cast<T(*)[kB]>(scratch + 3 * kB) : sh.rk;
   T(*xr)[kB + 1] = private_reads ? reinterpret_cast<T(*)[kB + 1]>(scratch) : x;  // x to read
+  // s_rk's shared address, for the take's loads of R(k1, i) (kShadow: load_shared_exact).
+  const unsigned rk_addr = static_cast<unsigned>(__cvta_generic_to_shared(&s_rk[0][0]));
   T(*s_kappa)[kB] = sh.kappa;
   int& s_good = sh.good;
   const bool writes = !kShadow || active;  // kShadow: the shadows store nothing
@@ -419,7 +436,11 @@ __device__ bool factor_block_warps_interleaved(T (*x)[kB + 1], T (*g)[kB + 1], T
     const int i = w + kW * r;
     const T c = __shfl_sync(kAll, xd[r], k1);  // column k1's entry in row i (lane k1)
     if (i != k1) xd[r] = fma(-twr, c, xd[r]);
-    if (i > k1) gc[r] = fma(-s_rk[k1 % 3][i], rkj, gc[r]);
+    if (i > k1) {
+      const T rki = kShadow ? load_shared_exact<T>(rk_addr + sizeof(T) * ((k1 % 3) * kB + i))
+                            : s_rk[k1 % 3][i];
+      gc[r] = fma(-rki, rkj, gc[r]);
+    }
   };
 #pragma unroll
   for (int k = 0; k < kB; ++k) {
