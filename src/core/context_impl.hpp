@@ -60,6 +60,10 @@ class ContextImpl {
   std::vector<double> host_workspace;
   // Grown on demand by cuda_workspace(); owned here, freed by cuda_release_context().
   void* scratch = nullptr;  // a small device buffer for results read back (info, norms)
+  /// The finite scan's flag in pinned, mapped host memory (cudaHostAlloc, on the scan's
+  /// first call): its kernel writes it directly, so the scan needs no memset and no copy back.
+  void* finite_host = nullptr;
+  int* finite_device = nullptr;  // its device address
 
   /// CUDA graph replay of the dense calls (Context::set_cuda_graphs; src/cuda/graph_replay.cu).
   bool graphs = false;

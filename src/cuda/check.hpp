@@ -173,7 +173,6 @@ inline int to_cuda_int(std::int64_t v, const char* what, const char* routine) {
 // cuda_init_context. Only stream-ordered work touches it, so kernels may share it freely.
 inline constexpr std::size_t kScratchBytes = 4096;
 inline constexpr std::size_t kScratchInfoOffset = 0;      // int devInfo of cuSOLVER calls
-inline constexpr std::size_t kScratchFlagOffset = 64;     // int flag of all_finite
 inline constexpr std::size_t kScratchResultOffset = 256;  // doubles read back to the host
 inline constexpr std::size_t kScratchResultDoubles =
     (kScratchBytes - kScratchResultOffset) / sizeof(double);

@@ -207,6 +207,11 @@ void cuda_release_context(ContextImpl& impl) noexcept {
     (void)cudaFree(impl.scratch);
     impl.scratch = nullptr;
   }
+  if (impl.finite_host != nullptr) {
+    (void)cudaFreeHost(impl.finite_host);
+    impl.finite_host = nullptr;
+    impl.finite_device = nullptr;
+  }
   if (impl.event != nullptr) {
     (void)cudaEventDestroy(static_cast<cudaEvent_t>(impl.event));
     impl.event = nullptr;
