@@ -366,9 +366,10 @@ __device__ bool factor_block_warps(T (*x)[kB + 1], T (*g)[kB + 1], T (*d)[kB + 1
 }
 
 /// One shared-memory load at a 32-bit shared address, as written (no other address loaded
-/// in its place): factor_block_warps_interleaved's shadows select their scratch per thread,
-/// and the compiler otherwise loads both candidates and keeps one, so that a shadow would
-/// read the entries the working warps write (a hazard racecheck reports; the value unused).
+/// in its place, none loaded ahead of a branch): factor_block_warps_interleaved's shadows
+/// select their scratch per thread, and the compiler otherwise loads both candidates and
+/// keeps one (seen in session 34's SASS), so that a shadow would read the entries the
+/// working warps write (a hazard racecheck reports; the value unused).
 template <class T>
 __device__ __forceinline__ T load_shared_exact(unsigned addr) {
   T v;
@@ -396,9 +397,10 @@ __device__ __forceinline__ T load_shared_exact(unsigned addr) {
 /// meet at a named barrier instead of the block's) and without stores, so they run ahead of
 /// it and bring the unrolled steps' code (~3 KB each, run once per launch) into the SM's
 /// instruction caches before the twin needs it; their values are never used. The shadows
-/// read `scratch` (at least kB x (kB + 1) entries of shared memory that nothing writes
-/// until the function's last barrier) where their twins read x and the published steps, so
-/// that no shared entry is read by one warp while another writes it (racecheck).
+/// read `scratch` (at least 6 kB entries of shared memory that nothing writes until the
+/// function's last barrier) where their twins read the published steps, and nothing else,
+/// every such read by load_shared_exact, so that no shared entry is read by one warp while
+/// another writes it (compute-sanitizer racecheck is clean).
 template <class T, int kB, bool kShortChain = false, bool kShadow = false>
 __device__ bool factor_block_warps_interleaved(T (*x)[kB + 1], T (*g)[kB + 1], T (*d)[kB + 1],
                                                T* tau, double threshold, double max_amplification,
@@ -412,22 +414,33 @@ __device__ bool factor_block_warps_interleaved(T (*x)[kB + 1], T (*g)[kB + 1], T
   const bool active = tid < kW * 32;
   // Steps' w_j / sigma and R(k, j), by k mod 3 (a shadow: in scratch).
   const bool private_reads = kShadow && !active;
+  const int j = tid & 31;
   T(*s_twr)[kB] = private_reads ? reinterpret_cast<T(*)[kB]>(scratch) : sh.twr;
   T(*s_rk)[kB] = private_reads ? reinterpret_cast<T(*)[kB]>(scratch + 3 * kB) : sh.rk;
-  T(*xr)[kB + 1] = private_reads ? reinterpret_cast<T(*)[kB + 1]>(scratch) : x;  // x to read
-  // s_rk's shared address, for the take's loads of R(k1, i) (kShadow: load_shared_exact).
+  const unsigned twr_addr = static_cast<unsigned>(__cvta_generic_to_shared(&s_twr[0][0]));
   const unsigned rk_addr = static_cast<unsigned>(__cvta_generic_to_shared(&s_rk[0][0]));
+  // Step k1's published w_j / sigma of this lane and R(k1, i) (kShadow: exact loads).
+  auto twr_at = [&](int k1) -> T {
+    return kShadow ? load_shared_exact<T>(twr_addr + sizeof(T) * ((k1 % 3) * kB + j))
+                   : s_twr[k1 % 3][j];
+  };
+  auto rk_at = [&](int k1, int i) -> T {
+    return kShadow ? load_shared_exact<T>(rk_addr + sizeof(T) * ((k1 % 3) * kB + i))
+                   : s_rk[k1 % 3][i];
+  };
   T(*s_kappa)[kB] = sh.kappa;
   int& s_good = sh.good;
   const bool writes = !kShadow || active;  // kShadow: the shadows store nothing
   // The shadows (kShadow: warps kW..2kW - 1) and the four warps run the steps; a shadow's w is
   // its twin's. Warps past them (a larger block) only meet the barriers.
   const bool runs = active || (kShadow && tid < 2 * kW * 32);
-  const int j = tid & 31, w = kShadow && runs ? (tid >> 5) & (kW - 1) : tid >> 5;
+  const int w = kShadow && runs ? (tid >> 5) & (kW - 1) : tid >> 5;
   T xd[kR], gc[kR];  // rows w + kW r
 #pragma unroll
   for (int r = 0; r < kR; ++r) {
-    xd[r] = active ? xr[j][w + kW * r] : T(0);
+    // kShadow: an exact load, so that no shadow loads x ahead of the branch.
+    const unsigned xa = static_cast<unsigned>(__cvta_generic_to_shared(&x[j][w + kW * r]));
+    xd[r] = active ? (kShadow ? load_shared_exact<T>(xa) : x[j][w + kW * r]) : T(0);
     gc[r] = active ? g[j][w + kW * r] : T(0);
   }
   if (writes && w == 0) s_cnorm[j] = sqrt(g[j][j]);  // in the safe range (the caller checked)
@@ -437,16 +450,14 @@ __device__ bool factor_block_warps_interleaved(T (*x)[kB + 1], T (*g)[kB + 1], T
     const T c = __shfl_sync(kAll, xd[r], k1);  // column k1's entry in row i (lane k1)
     if (i != k1) xd[r] = fma(-twr, c, xd[r]);
     if (i > k1) {
-      const T rki = kShadow ? load_shared_exact<T>(rk_addr + sizeof(T) * ((k1 % 3) * kB + i))
-                            : s_rk[k1 % 3][i];
-      gc[r] = fma(-rki, rkj, gc[r]);
+      gc[r] = fma(-rk_at(k1, i), rkj, gc[r]);
     }
   };
 #pragma unroll
   for (int k = 0; k < kB; ++k) {
     if (w == k % kW && (!kShadow || runs)) {  // the owner (uniform per warp)
       const int s = k / kW;  // row k's place
-      if (k > 0) take(k - 1, s, s_twr[(k - 1) % 3][j], s_rk[(k - 1) % 3][j]);
+      if (k > 0) take(k - 1, s, twr_at(k - 1), rk_at(k - 1, j));
       const T gkk = __shfl_sync(kAll, gc[s], k);
       const T xkk = __shfl_sync(kAll, xd[s], k);
       const T rnu = kShortChain ? batched::short_chain_rsqrt(gkk) : batched::refined_rsqrt(gkk);
@@ -474,12 +485,12 @@ __device__ bool factor_block_warps_interleaved(T (*x)[kB + 1], T (*g)[kB + 1], T
       xd[s] = later ? -twr : xd[s];  // D(k, j)
     } else if (runs && k > 0) {
       if (k >= 2 && w == (k - 1) % kW) {  // owned step k - 1: step k - 2 on its other rows
-        const T twr2 = s_twr[(k - 2) % 3][j], rk2 = s_rk[(k - 2) % 3][j];
+        const T twr2 = twr_at(k - 2), rk2 = rk_at(k - 2, j);
 #pragma unroll
         for (int r = 0; r < kR; ++r)
           if (r != (k - 1) / kW) take(k - 2, r, twr2, rk2);
       }
-      const T twr1 = s_twr[(k - 1) % 3][j], rk1 = s_rk[(k - 1) % 3][j];
+      const T twr1 = twr_at(k - 1), rk1 = rk_at(k - 1, j);
 #pragma unroll
       for (int r = 0; r < kR; ++r) take(k - 1, r, twr1, rk1);
     }
@@ -493,8 +504,8 @@ __device__ bool factor_block_warps_interleaved(T (*x)[kB + 1], T (*g)[kB + 1], T
     // The warps past the four (the shadows, after their steps) meet barrier 2 as many times as
     // the four met barrier 1, so that every warp of the block has passed as many barriers when
     // they meet at the block's next. The four do not wait for it. Without it compute-sanitizer
-    // racecheck reports hazards on the published steps that do not exist (its model of the
-    // barriers loses their order; session 34, scripts/dev/racecheck_probe.cu).
+    // racecheck reports, now and then, a hazard on the flag s_good between the last two
+    // block barriers that does not exist (session 34, scripts/dev/racecheck_probe.cu).
     if (!active) {
       const unsigned others = blockDim.x - kW * 32;
 #pragma unroll 1
