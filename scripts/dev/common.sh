@@ -44,3 +44,11 @@ else
   grep -E "gpuqr: CUTLASS" "$w/configure.log"
   echo "build $(( $(date +%s) - s )) s"
 fi
+# Every CUDA test but the CPU-bound GramTf32.WideGramWithinFp32Bounds, with what is left of a
+# budget of $1 seconds (default 590) since the start; its log goes to $out/tests.log.
+full_suite() {
+  local left=$(( ${1:-590} - ($(date +%s) - s) ))
+  timeout $left $b/tests/gpuqr_tests --gtest_filter='-*cpu*:*WideGramWithinFp32Bounds*' > "$w/tests.log" 2>&1; echo "tests rc $? (limit $left s)"
+  grep -E "^\[  FAILED|PASSED|tests ran" "$w/tests.log" | head -20; grep -c "^\[       OK" "$w/tests.log"
+  cp "$w/tests.log" "$out/"
+}

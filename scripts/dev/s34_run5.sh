@@ -18,8 +18,5 @@ stamp
 timeout 120 $T --gtest_filter='*BadInput*cuda*:*Finite*cuda*:*NaN*cuda*:*Dense*cuda*' > "$w/tests1.log" 2>&1; echo "bad-input tests rc $?"
 grep -E "^\[  FAILED|PASSED" "$w/tests1.log" | head; cp "$w/tests1.log" "$out/"
 stamp
-left=$(( 590 - ($(date +%s) - s) ))
-timeout $left $T --gtest_filter='-*cpu*:*WideGramWithinFp32Bounds*' > "$w/tests.log" 2>&1; echo "tests rc $? (limit $left s)"
-grep -E "^\[  FAILED|PASSED|tests ran" "$w/tests.log" | head -20; grep -c "^\[       OK" "$w/tests.log"
-cp "$w/tests.log" "$out/"
+full_suite "${SUITE_BUDGET:-590}"
 stamp

@@ -20,8 +20,5 @@ X=$b/bench/gpuqr_tester
 run() { env "$@" timeout 60 $X --backend cuda --baseline cusolver --graph both --op geqrf --precision d,s --dim 1024,2048,4096 --repeat 7 --warmup 2 > "$w/t.txt" 2>&1; echo "[$*] $(grep -E '^(geqrf|orgqr|gels) ' "$w/t.txt" | awk '{printf "%s:%s%s %s/%s=%s g %s=%s %s  ", $1, $5, $2, $8, $11, $13, $14, $15, $NF}')"; echo "== $*" >> "$out/tester_ab.txt"; cat "$w/t.txt" >> "$out/tester_ab.txt"; }
 for r in 1 2; do run GPUQR_AH_WARP=7; run GPUQR_AH_WARP=10; done
 stamp
-left=$(( 590 - ($(date +%s) - s) ))
-timeout $left $T --gtest_filter='-*cpu*:*WideGramWithinFp32Bounds*' > "$w/tests.log" 2>&1; echo "tests rc $? (limit $left s)"
-grep -E "^\[  FAILED|PASSED|tests ran" "$w/tests.log" | head -20; grep -c "^\[       OK" "$w/tests.log"
-cp "$w/tests.log" "$out/"
+full_suite "${SUITE_BUDGET:-590}"
 stamp
