@@ -19,6 +19,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -154,7 +155,132 @@ TEST_P(GramLow, NonFiniteEntriesReachTheDiagonal) {
   }));
 }
 
+// ---- The streamed FP64 kernel (src/cuda/gram_low_streamed.cu, GPUQR_GRAM_LOW_STREAMED) ----
+
+class GramLowStreamed : public BackendTest {};
+
+/// gram_low of A placed in device memory as a sub-block: `first` rows into a buffer of
+/// ld = m + extra (1e30 outside A: a stray read shows).
+Matrix<double> placed_gram_low(const Context& ctx, const Matrix<double>& a, std::int64_t first,
+                               std::int64_t extra) {
+  const std::int64_t m = a.rows(), n = a.cols();
+  Matrix<double> host(m + extra, n);
+  for (std::int64_t j = 0; j < n; ++j)
+    for (std::int64_t i = 0; i < m + extra; ++i)
+      host(i, j) = i >= first && i < first + m ? a(i - first, j) : 1e30;
+  const Matrix<double> store = to_ctx<double>(ctx, host.view());
+  Matrix<double> g0(n, n);
+  for (std::int64_t j = 0; j < n; ++j)
+    for (std::int64_t i = 0; i < n; ++i) g0(i, j) = std::numeric_limits<double>::quiet_NaN();
+  Matrix<double> g = to_ctx<double>(ctx, g0.view());
+  const bool done = GPUQR_DISPATCH(
+      ctx, gram_low, MatrixView<const double>(store.view().block(first, 0, m, n)), g.view());
+  EXPECT_TRUE(done);
+  return to_host(ctx, g);
+}
+
+// Entries in -8 .. 8: every TF32 input and every FP32 partial sum is exact (|G| <= 64 m <
+// 2^24), so the kernel must return A^T A exactly; a lost, doubled or misplaced row or column,
+// a wrong swizzle or a missed zero column shows as an integer off. m not a multiple of the
+// 32-row chunk, several chunks per block (the ring of stages wraps) at 70001 rows, n at the
+// mma tiles' edges, ld > m, and an A that is not 16-byte aligned (8-byte copies).
+TEST_P(GramLowStreamed, ExactOnSmallIntegers) {
+  if (!ctx().is_cuda()) GTEST_SKIP() << "the streamed kernel is CUDA's; the twin is GramLow's";
+  const EnvKnob on("GPUQR_GRAM_LOW_STREAMED", "1");
+  struct Case {
+    std::int64_t m, n, first, extra;
+  };
+  std::uint64_t seed = 4300;
+  for (const Case c : {Case{70001, 128, 0, 0}, Case{70001, 100, 1, 1}, Case{4099, 1, 0, 0},
+                       Case{4099, 13, 0, 3}, Case{4099, 64, 1, 1}, Case{33, 128, 0, 0},
+                       Case{5, 37, 1, 2}}) {
+    SCOPED_TRACE(std::to_string(c.m) + "x" + std::to_string(c.n) + " first " +
+                 std::to_string(c.first) + " ld " + std::to_string(c.m + c.extra));
+    std::mt19937_64 gen(seed++);
+    std::uniform_int_distribution<int> pick(-8, 8);
+    Matrix<double> a(c.m, c.n);
+    for (std::int64_t j = 0; j < c.n; ++j)
+      for (std::int64_t i = 0; i < c.m; ++i) a(i, j) = pick(gen);
+    const Matrix<double> g = placed_gram_low(ctx(), a, c.first, c.extra);
+    std::int64_t wrong = 0;
+    for (std::int64_t j = 0; j < c.n; ++j)
+      for (std::int64_t i = 0; i < c.n; ++i) {
+        std::int64_t exact = 0;
+        for (std::int64_t k = 0; k < c.m; ++k)
+          exact += std::int64_t(a(k, i)) * std::int64_t(a(k, j));
+        if (!(g(i, j) == double(exact))) ++wrong;
+      }
+    EXPECT_EQ(wrong, 0) << "entries of G not equal to the exact A^T A";
+  }
+}
+
+// Random and graded FP64 inputs at the panels' sizes: within TF32's bound of the long-double
+// Gram matrix, exactly symmetric, rounded (not a full-precision Gram matrix), within the bound
+// of the CPU twin, bitwise the same on a second call, and not bitwise the conversion path's
+// result (GPUQR_GRAM_LOW_STREAMED=0: other sums; so the kernel, not that path, was measured).
+// 70001 x 128 forced on; 65536 x 100 by the default rule (m >= 65536).
+TEST_P(GramLowStreamed, WithinTf32BoundsAndTwinAgrees) {
+  if (!ctx().is_cuda()) GTEST_SKIP() << "the streamed kernel is CUDA's; the twin is GramLow's";
+  std::uint64_t seed = 4400;
+  for (const bool forced : {true, false}) {
+    const std::int64_t m = forced ? 70001 : 65536, n = forced ? 128 : 100;
+    for (const MatrixKind kind : {MatrixKind::random, MatrixKind::graded}) {
+      SCOPED_TRACE(std::to_string(m) + "x" + std::to_string(n) + " " + to_string(kind));
+      const Matrix<double> a = make_matrix<double>(kind, m, n, seed++);
+      const Reference ref = reference_gram(a);
+      Matrix<double> g, again;
+      {
+        const EnvKnob on("GPUQR_GRAM_LOW_STREAMED", forced ? "1" : "");
+        g = backend_gram_low<double>(ctx(), a);
+        again = backend_gram_low<double>(ctx(), a);
+      }
+      const double err = scaled_error(g, ref);
+      EXPECT_LE(err, low_bound(m));
+      EXPECT_TRUE(symmetric(g));
+      if (kind == MatrixKind::random) EXPECT_GT(err, 2e-6) << "not rounded to TF32";
+      bool same = true;
+      for (std::int64_t j = 0; j < n; ++j)
+        for (std::int64_t i = 0; i < n; ++i) same = same && g(i, j) == again(i, j);
+      EXPECT_TRUE(same) << "two calls differ";
+      const Matrix<double> twin = backend_gram_low<double>(Context::cpu(), a);
+      double diff = 0;
+      for (std::int64_t j = 0; j < n; ++j)
+        for (std::int64_t i = 0; i < n; ++i)
+          diff = std::max(diff, std::fabs(g(i, j) - twin(i, j)) / double(ref.s[std::size_t(i + j * n)]));
+      EXPECT_LE(diff, 2 * low_bound(m)) << "CUDA against its CPU twin";
+      if (kind == MatrixKind::random) {
+        const EnvKnob off("GPUQR_GRAM_LOW_STREAMED", "0");
+        const Matrix<double> old = backend_gram_low<double>(ctx(), a);
+        EXPECT_LE(scaled_error(old, ref), low_bound(m));
+        std::int64_t equal = 0;
+        for (std::int64_t j = 0; j < n; ++j)
+          for (std::int64_t i = 0; i < n; ++i) equal += g(i, j) == old(i, j) ? 1 : 0;
+        EXPECT_LT(equal, n * n / 2) << "the streamed kernel did not run (same sums as cuBLAS's)";
+      }
+    }
+  }
+}
+
+// NaN, Inf and an entry beyond FP32's range reach their column's diagonal entry (the deferred
+// NaN/Inf check of CholeskyQR relies on the trace), the other columns' stay finite.
+TEST_P(GramLowStreamed, NonFiniteEntriesReachTheDiagonal) {
+  if (!ctx().is_cuda()) GTEST_SKIP() << "the streamed kernel is CUDA's; the twin is GramLow's";
+  const EnvKnob on("GPUQR_GRAM_LOW_STREAMED", "1");
+  const std::int64_t m = 3001, n = 100;
+  for (const double bad : {std::numeric_limits<double>::quiet_NaN(),
+                           std::numeric_limits<double>::infinity(),
+                           -std::numeric_limits<double>::infinity(), 1e200}) {
+    Matrix<double> a = make_matrix<double>(MatrixKind::random, m, n, 4500);
+    a(m - 1, 99) = bad;
+    const Matrix<double> g = backend_gram_low<double>(ctx(), a);
+    EXPECT_FALSE(std::isfinite(g(99, 99))) << "value " << bad;
+    EXPECT_TRUE(std::isfinite(g(0, 0)));
+    EXPECT_TRUE(std::isfinite(g(0, 98)));
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Backends, GramLow, all_backend_cases(), case_name);
+INSTANTIATE_TEST_SUITE_P(Backends, GramLowStreamed, cuda_backend_cases(), case_name);
 
 }  // namespace
 }  // namespace gpuqr::testing

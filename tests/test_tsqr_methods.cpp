@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <limits>
 #include <string>
+#include <tuple>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -298,11 +299,15 @@ TEST_P(TsqrMethods, GeqrfByCholeskyPanels) {
   } reset;
   GPUQR_FOR_PRECISION(([&]<class T>() {
     // larfb's FP32 products by default and forced onto the tensor cores (CUDA), each with the
-    // panels' CholeskyQR2 plain and lean (single-pass, a TF32 first Gram matrix).
-    std::vector<std::pair<int, const char*>> modes = {{-1, "0"}, {-1, "1"}};
-    if (ctx().is_cuda()) modes.insert(modes.end(), {{1, "0"}, {1, "1"}});
-    for (const auto& [tf32, lean] : modes) {
+    // panels' CholeskyQR2 plain and lean (single-pass, a TF32 first Gram matrix); on CUDA
+    // also lean with FP64's TF32 Gram matrix by the streamed kernel at these small m
+    // (GPUQR_GRAM_LOW_STREAMED=1; by default it takes m >= 65536).
+    std::vector<std::tuple<int, const char*, const char*>> modes = {{-1, "0", ""},
+                                                                    {-1, "1", ""}};
+    if (ctx().is_cuda()) modes.insert(modes.end(), {{1, "0", ""}, {1, "1", ""}, {-1, "1", "1"}});
+    for (const auto& [tf32, lean, streamed] : modes) {
       const EnvKnob lean_knob("GPUQR_CHOLQR_PANEL_LEAN", lean);
+      const EnvKnob streamed_knob("GPUQR_GRAM_LOW_STREAMED", streamed);
       kernels::cuda::larfb_tf32_mode(tf32);
       struct Case {
         std::int64_t m, n, nb, outer;
@@ -322,7 +327,8 @@ TEST_P(TsqrMethods, GeqrfByCholeskyPanels) {
         SCOPED_TRACE(std::to_string(c.m) + "x" + std::to_string(c.n) + " nb " +
                      std::to_string(c.nb) + " outer " + std::to_string(c.outer) + " " +
                      to_string(c.kind) + (c.zero_column ? " zero column" : "") +
-                     (tf32 == 1 ? " larfb 3xTF32" : "") + " lean " + lean);
+                     (tf32 == 1 ? " larfb 3xTF32" : "") + " lean " + lean +
+                     (*streamed != '\0' ? " streamed TF32 Gram" : ""));
         Matrix<T> a = make_matrix<T>(c.kind, c.m, c.n, seed++, 1e4);
         const std::int64_t zero_at = c.nb + 3;
         if (c.zero_column)

@@ -13,6 +13,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <string>
+#include <type_traits>
 
 #include "src/core/blocked_kernels.hpp"
 #include "src/core/cholqr_kernels.hpp"
@@ -279,6 +280,14 @@ template <class T>
 bool gram_low(detail::ContextImpl& ctx, MatrixView<const T> a, MatrixView<T> g) {
   if (a.cols() == 0) return true;
   DeviceGuard guard(ctx.device);
+  if constexpr (std::is_same_v<T, double>) {
+    // One read of A (gram_low_streamed.cu) where the conversion path would read it, write its
+    // FP32 copy and read that again.
+    if (streamed_gram_low_wanted(a.rows(), a.cols())) {
+      streamed_gram_low(ctx, a, g);
+      return true;
+    }
+  }
   return gram_low_tf32(ctx, a.data(), a.ld(), a.rows(), a.cols(), g.data(), g.ld());
 }
 

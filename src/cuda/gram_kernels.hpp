@@ -37,6 +37,20 @@ template <class T>
 void streamed_gram(detail::ContextImpl& ctx, MatrixView<const T> a, const T* x,
                    std::int64_t ldx, MatrixView<T> g);
 
+/// Whether the CUDA leaf gram_low takes the streamed TF32 kernel (src/cuda/gram_low_streamed.cu)
+/// for an FP64 A of m x n: n <= 128 where the device has its shared memory (112 KiB), and
+/// m >= 65536; GPUQR_GRAM_LOW_STREAMED=1 forces it at any m >= 1 (tests), =0 keeps the
+/// conversion path (A/B measurements). Read on every call. Call with the context's device
+/// current.
+bool streamed_gram_low_wanted(std::int64_t m, std::int64_t n);
+
+/// G (n x n, full symmetric) := A^T A with A's entries rounded to TF32 (FP64 -> FP32 -> TF32,
+/// to nearest) and FP32 sums, for FP64 A (m >= 1, 1 <= n <= 128), in one read of A: gram_low's
+/// contract (the CPU twin's rounding), bitwise reproducible run to run on one device.
+/// Asynchronous on the context's stream; G in device memory.
+void streamed_gram_low(detail::ContextImpl& ctx, MatrixView<const double> a,
+                       MatrixView<double> g);
+
 /// Whether FP32 runs on the TF32 tensor cores with the 3xTF32 split (src/cuda/gram_tf32.cu)
 /// rather than on FP32 FMAs: gram_tf32_mode's override if set, else GPUQR_GRAM_TF32 (1 or
 /// unset: yes, 0: no; read on every call, for A/B runs). FP64 is not affected.
