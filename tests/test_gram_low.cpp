@@ -185,15 +185,14 @@ Matrix<double> placed_gram_low(const Context& ctx, const Matrix<double>& a, std:
 // 32-row chunk, several chunks per block (the ring of stages wraps) at 70001 rows, n at the
 // mma tiles' edges, ld > m, and an A that is not 16-byte aligned (8-byte copies).
 TEST_P(GramLowStreamed, ExactOnSmallIntegers) {
-  if (!ctx().is_cuda()) GTEST_SKIP() << "the streamed kernel is CUDA's; the twin is GramLow's";
   const EnvKnob on("GPUQR_GRAM_LOW_STREAMED", "1");
   struct Case {
     std::int64_t m, n, first, extra;
   };
   std::uint64_t seed = 4300;
-  for (const Case c : {Case{70001, 128, 0, 0}, Case{70001, 100, 1, 1}, Case{4099, 1, 0, 0},
-                       Case{4099, 13, 0, 3}, Case{4099, 64, 1, 1}, Case{33, 128, 0, 0},
-                       Case{5, 37, 1, 2}}) {
+  for (const Case c :
+       {Case{70001, 128, 0, 0}, Case{70001, 100, 1, 1}, Case{4099, 1, 0, 0}, Case{4099, 13, 0, 3},
+        Case{4099, 64, 1, 1}, Case{33, 128, 0, 0}, Case{5, 37, 1, 2}}) {
     SCOPED_TRACE(std::to_string(c.m) + "x" + std::to_string(c.n) + " first " +
                  std::to_string(c.first) + " ld " + std::to_string(c.m + c.extra));
     std::mt19937_64 gen(seed++);
@@ -220,7 +219,6 @@ TEST_P(GramLowStreamed, ExactOnSmallIntegers) {
 // result (GPUQR_GRAM_LOW_STREAMED=0: other sums; so the kernel, not that path, was measured).
 // 70001 x 128 forced on; 65536 x 100 by the default rule (m >= 65536).
 TEST_P(GramLowStreamed, WithinTf32BoundsAndTwinAgrees) {
-  if (!ctx().is_cuda()) GTEST_SKIP() << "the streamed kernel is CUDA's; the twin is GramLow's";
   std::uint64_t seed = 4400;
   for (const bool forced : {true, false}) {
     const std::int64_t m = forced ? 70001 : 65536, n = forced ? 128 : 100;
@@ -246,7 +244,8 @@ TEST_P(GramLowStreamed, WithinTf32BoundsAndTwinAgrees) {
       double diff = 0;
       for (std::int64_t j = 0; j < n; ++j)
         for (std::int64_t i = 0; i < n; ++i)
-          diff = std::max(diff, std::fabs(g(i, j) - twin(i, j)) / double(ref.s[std::size_t(i + j * n)]));
+          diff = std::max(diff,
+                          std::fabs(g(i, j) - twin(i, j)) / double(ref.s[std::size_t(i + j * n)]));
       EXPECT_LE(diff, 2 * low_bound(m)) << "CUDA against its CPU twin";
       if (kind == MatrixKind::random) {
         const EnvKnob off("GPUQR_GRAM_LOW_STREAMED", "0");
@@ -264,12 +263,11 @@ TEST_P(GramLowStreamed, WithinTf32BoundsAndTwinAgrees) {
 // NaN, Inf and an entry beyond FP32's range reach their column's diagonal entry (the deferred
 // NaN/Inf check of CholeskyQR relies on the trace), the other columns' stay finite.
 TEST_P(GramLowStreamed, NonFiniteEntriesReachTheDiagonal) {
-  if (!ctx().is_cuda()) GTEST_SKIP() << "the streamed kernel is CUDA's; the twin is GramLow's";
   const EnvKnob on("GPUQR_GRAM_LOW_STREAMED", "1");
   const std::int64_t m = 3001, n = 100;
-  for (const double bad : {std::numeric_limits<double>::quiet_NaN(),
-                           std::numeric_limits<double>::infinity(),
-                           -std::numeric_limits<double>::infinity(), 1e200}) {
+  for (const double bad :
+       {std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::infinity(),
+        -std::numeric_limits<double>::infinity(), 1e200}) {
     Matrix<double> a = make_matrix<double>(MatrixKind::random, m, n, 4500);
     a(m - 1, 99) = bad;
     const Matrix<double> g = backend_gram_low<double>(ctx(), a);
@@ -280,7 +278,9 @@ TEST_P(GramLowStreamed, NonFiniteEntriesReachTheDiagonal) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, GramLow, all_backend_cases(), case_name);
-INSTANTIATE_TEST_SUITE_P(Backends, GramLowStreamed, cuda_backend_cases(), case_name);
+// FP64 only: the kernel takes FP64 input (FP32's gram_low is GramLow's).
+INSTANTIATE_TEST_SUITE_P(Backends, GramLowStreamed,
+                         ::testing::Values(BackendCase{Backend::cuda, true}), case_name);
 
 }  // namespace
 }  // namespace gpuqr::testing

@@ -302,8 +302,7 @@ TEST_P(TsqrMethods, GeqrfByCholeskyPanels) {
     // panels' CholeskyQR2 plain and lean (single-pass, a TF32 first Gram matrix); on CUDA
     // also lean with FP64's TF32 Gram matrix by the streamed kernel at these small m
     // (GPUQR_GRAM_LOW_STREAMED=1; by default it takes m >= 65536).
-    std::vector<std::tuple<int, const char*, const char*>> modes = {{-1, "0", ""},
-                                                                    {-1, "1", ""}};
+    std::vector<std::tuple<int, const char*, const char*>> modes = {{-1, "0", ""}, {-1, "1", ""}};
     if (ctx().is_cuda()) modes.insert(modes.end(), {{1, "0", ""}, {1, "1", ""}, {-1, "1", "1"}});
     for (const auto& [tf32, lean, streamed] : modes) {
       const EnvKnob lean_knob("GPUQR_CHOLQR_PANEL_LEAN", lean);

@@ -48,8 +48,7 @@ bool streamed_gram_low_wanted(std::int64_t m, std::int64_t n);
 /// to nearest) and FP32 sums, for FP64 A (m >= 1, 1 <= n <= 128), in one read of A: gram_low's
 /// contract (the CPU twin's rounding), bitwise reproducible run to run on one device.
 /// Asynchronous on the context's stream; G in device memory.
-void streamed_gram_low(detail::ContextImpl& ctx, MatrixView<const double> a,
-                       MatrixView<double> g);
+void streamed_gram_low(detail::ContextImpl& ctx, MatrixView<const double> a, MatrixView<double> g);
 
 /// Whether FP32 runs on the TF32 tensor cores with the 3xTF32 split (src/cuda/gram_tf32.cu)
 /// rather than on FP32 FMAs: gram_tf32_mode's override if set, else GPUQR_GRAM_TF32 (1 or

@@ -52,11 +52,11 @@ namespace {
 using cuda_detail::DeviceGuard;
 
 struct LowShape {
-  static constexpr int kNP = 128;                      // padded columns
-  static constexpr int kWarps = 10;                    // super-tiles of G's upper triangle
+  static constexpr int kNP = 128;    // padded columns
+  static constexpr int kWarps = 10;  // super-tiles of G's upper triangle
   static constexpr int kThreads = kWarps * 32;
-  static constexpr int kRows = 32;                     // 32 KiB of doubles a chunk
-  static constexpr int kChunk = kRows * kNP;           // doubles (and floats in fs)
+  static constexpr int kRows = 32;            // 32 KiB of doubles a chunk
+  static constexpr int kChunk = kRows * kNP;  // doubles (and floats in fs)
   static constexpr int kStages = 3;
   static constexpr int kMinBlocks = 2;
   static constexpr std::size_t kSmemBytes =
@@ -104,9 +104,8 @@ __device__ __forceinline__ void low_gram_rows(const float* fs, int bi, int bj, i
 /// One block's partial TF32 Gram matrix (128 x 128, column-major, FP64; upper triangle and
 /// the diagonal tiles' lower parts) of the chunks blockIdx.x, blockIdx.x + gridDim.x, ... of A.
 __global__ void __launch_bounds__(LowShape::kThreads, LowShape::kMinBlocks)
-    tf32_gram_of_fp64_kernel(const double* __restrict__ a, std::int64_t lda, std::int64_t m,
-                             int n, bool vec_ok, double* __restrict__ parts,
-                             std::int64_t chunks) {
+    tf32_gram_of_fp64_kernel(const double* __restrict__ a, std::int64_t lda, std::int64_t m, int n,
+                             bool vec_ok, double* __restrict__ parts, std::int64_t chunks) {
   using S = LowShape;
   extern __shared__ __align__(16) unsigned char smem[];
   double* stages = reinterpret_cast<double*>(smem);
@@ -174,8 +173,7 @@ __global__ void __launch_bounds__(LowShape::kThreads, LowShape::kMinBlocks)
 bool low_kernel_fits() {
   int device = 0, optin = 0;
   GPUQR_CUDA_CHECK(cudaGetDevice(&device));
-  GPUQR_CUDA_CHECK(
-      cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+  GPUQR_CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
   return LowShape::kSmemBytes + 64 <= std::size_t(optin);
 }
 
@@ -195,8 +193,7 @@ bool streamed_gram_low_wanted(std::int64_t m, std::int64_t n) {
   return m >= 65536 && low_kernel_fits();
 }
 
-void streamed_gram_low(detail::ContextImpl& ctx, MatrixView<const double> a,
-                       MatrixView<double> g) {
+void streamed_gram_low(detail::ContextImpl& ctx, MatrixView<const double> a, MatrixView<double> g) {
   using S = LowShape;
   const std::int64_t m = a.rows();
   const int n = static_cast<int>(a.cols());
@@ -219,8 +216,8 @@ void streamed_gram_low(detail::ContextImpl& ctx, MatrixView<const double> a,
       a.data(), a.ld(), m, n, vec_ok, parts, chunks);
   GPUQR_CUDA_CHECK_LAUNCH(ctx.stream);
   const dim3 sum_grid(static_cast<unsigned>((n + 31) / 32), static_cast<unsigned>(n));
-  sum_block_grams_sliced_kernel<double><<<sum_grid, 256, 0, ctx.stream>>>(parts, grid, S::kNP,
-                                                                          n, g.data(), g.ld());
+  sum_block_grams_sliced_kernel<double>
+      <<<sum_grid, 256, 0, ctx.stream>>>(parts, grid, S::kNP, n, g.data(), g.ld());
   GPUQR_CUDA_CHECK_LAUNCH(ctx.stream);
 }
 
