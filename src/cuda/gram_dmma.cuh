@@ -203,11 +203,11 @@ __device__ __forceinline__ void fetch(const double* __restrict__ a, std::int64_t
 /// acc += rows [r0, r0 + 8 Blocks) of the chunk: bands bi x bj of G (Diag: bi == bj,
 /// tiles on or above the diagonal only). acc[c1][c2] is the tile (4 bi + c1, 4 bj + c2); tiles
 /// 2 p and 2 p + 1 of band bi share an mma (rows 0-7 and 8-15).
-template <class S, Mma M, int Blocks, bool Diag, int Unroll = Blocks>
+template <class S, Mma M, int Blocks, bool Diag>
 __device__ __forceinline__ void gram_rows(const double* s, int r0, int bi, int bj, int lane,
                                           double (&acc)[4][4][2]) {
   const int g = lane >> 2, t = lane & 3;
-#pragma unroll Unroll
+#pragma unroll
   for (int blk = 0; blk < Blocks; ++blk) {
     const int r = r0 + 8 * blk + 2 * t;
     double fi[4][2], fj[4][2];  // [column block][slot]
@@ -250,7 +250,7 @@ __device__ __forceinline__ void product_item(int warp, int& band, int& row) {
 /// mma: M = W's columns, N = the chunk's rows, K = A's columns). acc[c][j][i] = W^T(8 c + g,
 /// column 2 t + i of row tile j) = W(row + 4 t + 2 i + j, 32 band + 8 c + g): a lane holds rows
 /// row + 4 t .. row + 4 t + 3 of one column per c.
-template <class S, int NP, Mma M, int KUnroll = 1>
+template <class S, int NP, Mma M>
 __device__ __forceinline__ void product_acc(const double* src, const double* xs, int kend,
                                             int band, int row, int lane,
                                             double (&acc)[4][2][2]) {
@@ -261,7 +261,7 @@ __device__ __forceinline__ void product_acc(const double* src, const double* xs,
     for (int j = 0; j < 2; ++j) acc[c][j][0] = acc[c][j][1] = 0.0;
   // Slot e of lane (g, t) is k = k0 + 2 t + e: A element X(k, 32 band + 8 c + g), B element
   // of row tile j A(row + 2 g + j, k).
-#pragma unroll KUnroll
+#pragma unroll 1
   for (int k0 = 0; k0 < kend; k0 += 8) {
     const int k = k0 + 2 * t;
     double xv[4][2], av[2][2];  // [column block or row tile][slot]
@@ -286,7 +286,7 @@ __device__ __forceinline__ void product_acc(const double* src, const double* xs,
 }
 
 /// sw := src X for the chunk, one item (product_item) per warp.
-template <class S, int NP, Mma M, int KUnroll = 1>
+template <class S, int NP, Mma M>
 __device__ __forceinline__ void product(const double* src, const double* xs, double* sw,
                                         const int* band_end, int warp, int lane) {
   if (warp >= S::kItems) return;
@@ -294,7 +294,7 @@ __device__ __forceinline__ void product(const double* src, const double* xs, dou
   int band, row;
   product_item<S>(warp, band, row);
   double acc[4][2][2];
-  product_acc<S, NP, M, KUnroll>(src, xs, band_end[band], band, row, lane, acc);
+  product_acc<S, NP, M>(src, xs, band_end[band], band, row, lane, acc);
   // Rows row + 4 t .. row + 4 t + 3 of one column: two 16-byte stores.
 #pragma unroll
   for (int c = 0; c < 4; ++c) {

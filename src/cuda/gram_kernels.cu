@@ -288,7 +288,7 @@ namespace dmma {
 
 /// One block's partial Gram matrix (NP x NP, column-major, upper triangle and the diagonal
 /// tiles' lower parts) of the chunks blockIdx.x, blockIdx.x + gridDim.x, ... of A (or of A X).
-template <int NP, bool Product, Mma M, int Variant = 0>
+template <int NP, bool Product, Mma M>
 __global__ void __launch_bounds__(Shape<NP, Product, M>::kThreads,
                                   Shape<NP, Product, M>::kMinBlocks)
     dmma_gram_kernel(const double* __restrict__ a, std::int64_t lda, std::int64_t m, int n,
@@ -336,16 +336,15 @@ __global__ void __launch_bounds__(Shape<NP, Product, M>::kThreads,
     cp_async_commit();
     const double* src = stages + slot * S::kChunk;
     if constexpr (Product) {
-      product<S, NP, M, (Variant & 2) != 0 ? 2 : 1>(src, xs, sw, band_end, warp, lane);
+      product<S, NP, M>(src, xs, sw, band_end, warp, lane);
       __syncthreads();  // W's chunk is complete
       src = sw;
     }
     constexpr int kBlocks = S::kGroupRows / 8;
-    constexpr int kUnroll = (Variant & 1) != 0 ? 1 : kBlocks;
     if (diag) {
-      gram_rows<S, M, kBlocks, true, kUnroll>(src, group * S::kGroupRows, bi, bj, lane, acc);
+      gram_rows<S, M, kBlocks, true>(src, group * S::kGroupRows, bi, bj, lane, acc);
     } else {
-      gram_rows<S, M, kBlocks, false, kUnroll>(src, group * S::kGroupRows, bi, bj, lane, acc);
+      gram_rows<S, M, kBlocks, false>(src, group * S::kGroupRows, bi, bj, lane, acc);
     }
     slot = slot + 1 == S::kStages ? 0 : slot + 1;
   }
@@ -400,11 +399,11 @@ void launch(detail::ContextImpl& ctx, MatrixView<const T> a, const T* x, std::in
   GPUQR_CUDA_CHECK_LAUNCH(ctx.stream);
 }
 
-template <int NP, bool Product, dmma::Mma M, int Variant = 0>
+template <int NP, bool Product, dmma::Mma M>
 void launch_dmma(detail::ContextImpl& ctx, MatrixView<const double> a, const double* x,
                  std::int64_t ldx, MatrixView<double> g) {
   using S = dmma::Shape<NP, Product, M>;
-  constexpr auto kernel = dmma::dmma_gram_kernel<NP, Product, M, Variant>;
+  constexpr auto kernel = dmma::dmma_gram_kernel<NP, Product, M>;
   // Above 48 KiB of dynamic shared memory needs the opt-in (a host-side attribute, no sync).
   GPUQR_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                         static_cast<int>(S::kSmemBytes)));
@@ -448,15 +447,6 @@ void launch_dmma(detail::ContextImpl& ctx, MatrixView<const double> a, const dou
     case dmma::Mma::m8n8k4:
       return launch_dmma<NP, Product, dmma::Mma::m8n8k4>(ctx, a, x, ldx, g);
     case dmma::Mma::m16n8k4:
-      if constexpr (Product && NP == 128) {
-        // Experiment (session 35): bit 0 the Gram phase's 8-row blocks not unrolled, bit 1
-        // the product's k loop unrolled by 2.
-        const char* v = std::getenv("GPUQR_GRAM_PRODUCT_VARIANT");
-        const int variant = v != nullptr ? std::atoi(v) : 0;
-        if (variant == 1) return launch_dmma<NP, Product, dmma::Mma::m16n8k4, 1>(ctx, a, x, ldx, g);
-        if (variant == 2) return launch_dmma<NP, Product, dmma::Mma::m16n8k4, 2>(ctx, a, x, ldx, g);
-        if (variant == 3) return launch_dmma<NP, Product, dmma::Mma::m16n8k4, 3>(ctx, a, x, ldx, g);
-      }
       return launch_dmma<NP, Product, dmma::Mma::m16n8k4>(ctx, a, x, ldx, g);
     case dmma::Mma::m16n8k8:
       return launch_dmma<NP, Product, dmma::Mma::m16n8k8>(ctx, a, x, ldx, g);
