@@ -136,16 +136,23 @@ Reference reference_gram(const Matrix<T>& a, const Matrix<T>* x) {
   return ref;
 }
 
-/// The leaf on the GPU: gram (x null) or gram_of_product, G back on the host.
+/// The leaf on the GPU: gram (x null), gram_of_product, or (upper) gram_of_upper_product for
+/// an upper triangular X (FP64 past 64 columns: the skewed product pass, GPUQR_GRAM_SKEW), G
+/// back on the host.
 template <class T>
-Matrix<T> gpu_gram(const Context& gpu, MatrixView<const T> a, const Matrix<T>* x) {
+Matrix<T> gpu_gram(const Context& gpu, MatrixView<const T> a, const Matrix<T>* x,
+                   bool upper = false) {
   const std::int64_t n = a.cols();
   Matrix<T> g = device_matrix<T>(gpu, n, n);
   if (x == nullptr) {
     kernels::cuda::gram<T>(gpu.impl(), a, g.view());
   } else {
     const Matrix<T> xd = device_copy(gpu, *x);
-    kernels::cuda::gram_of_product<T>(gpu.impl(), a, xd.view(), g.view());
+    if (upper) {
+      kernels::cuda::gram_of_upper_product<T>(gpu.impl(), a, xd.view(), g.view());
+    } else {
+      kernels::cuda::gram_of_product<T>(gpu.impl(), a, xd.view(), g.view());
+    }
     return to_host(gpu, g);  // synchronizes before xd is freed
   }
   return to_host(gpu, g);
@@ -223,6 +230,15 @@ TEST_P(GramKernels, ExactOnSmallIntegers) {
               EXPECT_EQ(scaled_error(gp, refp), 0.0) << "(A X)^T (A X), full X " << full;
               EXPECT_TRUE(bitwise_equal(gp, gpu_gram<T>(ctx(), a1d.view, &x)))
                   << "two runs differ (product)";
+              if (!full) {
+                // The upper leaf (FP64 past 64 columns: the skewed pass): exact, and bitwise
+                // the two-phase pass's result.
+                const Matrix<T> gu = gpu_gram<T>(ctx(), a1d.view, &x, true);
+                EXPECT_EQ(scaled_error(gu, refp), 0.0) << "(A X)^T (A X), upper leaf";
+                const EnvKnob two_phase("GPUQR_GRAM_SKEW", "0");
+                EXPECT_TRUE(bitwise_equal(gu, gpu_gram<T>(ctx(), a1d.view, &x, true)))
+                    << "skewed and two-phase passes differ";
+              }
             });
           }
         }
@@ -370,6 +386,8 @@ TEST_P(GramKernels, ExactWithManyChunksPerBlock) {
           if (product) {
             const Matrix<T> gp = gpu_gram<T>(ctx(), a1d.view, &x);
             EXPECT_EQ(count_inexact(gp, refp), 0) << "(A X)^T (A X)";
+            const Matrix<T> gu = gpu_gram<T>(ctx(), a1d.view, &x, true);
+            EXPECT_EQ(count_inexact(gu, refp), 0) << "(A X)^T (A X), upper leaf (skewed)";
           }
         });
       }

@@ -298,9 +298,13 @@ bool gram_low_wanted(detail::ContextImpl&, std::int64_t m, std::int64_t n) {
   return m > 0 && n >= low_gram_from();
 }
 
+namespace {
+
+/// gram_of_product's body; x_upper: X is upper triangular (gram_of_upper_product), which the
+/// streamed FP64 kernel's skewed pass needs.
 template <class T>
-void gram_of_product(detail::ContextImpl& ctx, MatrixView<const T> a, MatrixView<const T> x,
-                     MatrixView<T> g) {
+void product_gram(detail::ContextImpl& ctx, MatrixView<const T> a, MatrixView<const T> x,
+                  MatrixView<T> g, bool x_upper) {
   const std::int64_t m = a.rows(), n = a.cols();
   if (n == 0) return;
   DeviceGuard guard(ctx.device);
@@ -309,7 +313,7 @@ void gram_of_product(detail::ContextImpl& ctx, MatrixView<const T> a, MatrixView
     return;
   }
   if (gram_kernel_wanted(m, n, static_cast<int>(sizeof(T)))) {  // A X formed chunk by chunk in shared memory, never stored
-    streamed_gram<T>(ctx, a, x.data(), x.ld(), g);
+    streamed_gram<T>(ctx, a, x.data(), x.ld(), g, x_upper);
     return;
   }
   // No split here, and so one chunk of m rows (W = A X whole in the leaf workspace): measured
@@ -338,12 +342,20 @@ void gram_of_product(detail::ContextImpl& ctx, MatrixView<const T> a, MatrixView
   if (split.blocks > 1) sum_partials<T>(ctx, parts, split.blocks, n, n, g.data(), g.ld());
 }
 
+}  // namespace
+
+template <class T>
+void gram_of_product(detail::ContextImpl& ctx, MatrixView<const T> a, MatrixView<const T> x,
+                     MatrixView<T> g) {
+  product_gram<T>(ctx, a, x, g, false);
+}
+
 template <class T>
 void gram_of_upper_product(detail::ContextImpl& ctx, MatrixView<const T> a,
                            MatrixView<const T> x, MatrixView<T> g) {
   const std::int64_t m = a.rows(), n = a.cols();
   if (m == 0 || n <= kTriangleBlock || gram_kernel_wanted(m, n, static_cast<int>(sizeof(T)))) {
-    gram_of_product<T>(ctx, a, x, g);
+    product_gram<T>(ctx, a, x, g, true);
     return;
   }
   DeviceGuard guard(ctx.device);

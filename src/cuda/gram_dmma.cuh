@@ -148,6 +148,22 @@ __device__ __forceinline__ int x_at(int k, int c) {
   return c * NP + (((k >> 1) ^ ((c & 1) << 2)) << 1);
 }
 
+/// Doubles of X (NP x NP, upper triangular) stored by bands (the skewed product-Gram kernel):
+/// band b (columns 32 b .. 32 b + 31) keeps rows 0 .. 32 b + 31 only, the rows an upper
+/// triangle has there: 1024 (1 + 2 + ... + NP / 32) doubles, 80 KiB at NP = 128 against 128.
+template <int NP>
+constexpr int banded_x_size() {
+  return 1024 * (NP / 32) * (NP / 32 + 1) / 2;
+}
+/// Offset of X(k, c), k even and < 32 (c / 32 + 1), and X(k + 1, c) in the banded X: the
+/// columns of a band at a stride of its row count (a multiple of 256 bytes, so the 16-byte
+/// units' XOR with 4 (c & 1) keeps x_at's bank pattern).
+template <int NP>
+__device__ __forceinline__ int xb_at(int k, int c) {
+  const int b = c >> 5;
+  return 512 * b * (b + 1) + (c & 31) * (32 * (b + 1)) + (((k >> 1) ^ ((c & 1) << 2)) << 1);
+}
+
 /// Two doubles from shared memory (16-byte aligned) into v[0], v[1].
 __device__ __forceinline__ void lds2(const double* p, double* v) {
   const double2 x = *reinterpret_cast<const double2*>(p);
@@ -203,11 +219,11 @@ __device__ __forceinline__ void fetch(const double* __restrict__ a, std::int64_t
 /// acc += rows [r0, r0 + 8 Blocks) of the chunk: bands bi x bj of G (Diag: bi == bj,
 /// tiles on or above the diagonal only). acc[c1][c2] is the tile (4 bi + c1, 4 bj + c2); tiles
 /// 2 p and 2 p + 1 of band bi share an mma (rows 0-7 and 8-15).
-template <class S, Mma M, int Blocks, bool Diag>
+template <class S, Mma M, int Blocks, bool Diag, int Unroll = Blocks>
 __device__ __forceinline__ void gram_rows(const double* s, int r0, int bi, int bj, int lane,
                                           double (&acc)[4][4][2]) {
   const int g = lane >> 2, t = lane & 3;
-#pragma unroll
+#pragma unroll Unroll
   for (int blk = 0; blk < Blocks; ++blk) {
     const int r = r0 + 8 * blk + 2 * t;
     double fi[4][2], fj[4][2];  // [column block][slot]
@@ -250,10 +266,9 @@ __device__ __forceinline__ void product_item(int warp, int& band, int& row) {
 /// mma: M = W's columns, N = the chunk's rows, K = A's columns). acc[c][j][i] = W^T(8 c + g,
 /// column 2 t + i of row tile j) = W(row + 4 t + 2 i + j, 32 band + 8 c + g): a lane holds rows
 /// row + 4 t .. row + 4 t + 3 of one column per c.
-template <class S, int NP, Mma M>
-__device__ __forceinline__ void product_acc(const double* src, const double* xs, int kend,
-                                            int band, int row, int lane,
-                                            double (&acc)[4][2][2]) {
+template <class S, int NP, Mma M, bool Banded = false>
+__device__ __forceinline__ void product_acc(const double* src, const double* xs, int kend, int band,
+                                            int row, int lane, double (&acc)[4][2][2]) {
   const int g = lane >> 2, t = lane & 3;
 #pragma unroll
   for (int c = 0; c < 4; ++c)
@@ -266,7 +281,10 @@ __device__ __forceinline__ void product_acc(const double* src, const double* xs,
     const int k = k0 + 2 * t;
     double xv[4][2], av[2][2];  // [column block or row tile][slot]
 #pragma unroll
-    for (int c = 0; c < 4; ++c) lds2(xs + x_at<NP>(k, 32 * band + 8 * c + g), xv[c]);
+    for (int c = 0; c < 4; ++c) {
+      const int col = 32 * band + 8 * c + g;
+      lds2(xs + (Banded ? xb_at<NP>(k, col) : x_at<NP>(k, col)), xv[c]);
+    }
 #pragma unroll
     for (int e = 0; e < 2; ++e) {
       double v[2];
@@ -286,7 +304,7 @@ __device__ __forceinline__ void product_acc(const double* src, const double* xs,
 }
 
 /// sw := src X for the chunk, one item (product_item) per warp.
-template <class S, int NP, Mma M>
+template <class S, int NP, Mma M, bool Banded = false>
 __device__ __forceinline__ void product(const double* src, const double* xs, double* sw,
                                         const int* band_end, int warp, int lane) {
   if (warp >= S::kItems) return;
@@ -294,7 +312,7 @@ __device__ __forceinline__ void product(const double* src, const double* xs, dou
   int band, row;
   product_item<S>(warp, band, row);
   double acc[4][2][2];
-  product_acc<S, NP, M>(src, xs, band_end[band], band, row, lane, acc);
+  product_acc<S, NP, M, Banded>(src, xs, band_end[band], band, row, lane, acc);
   // Rows row + 4 t .. row + 4 t + 3 of one column: two 16-byte stores.
 #pragma unroll
   for (int c = 0; c < 4; ++c) {
@@ -325,6 +343,33 @@ __device__ __forceinline__ void load_x(const double* x, std::int64_t ldx, int n,
     int last = 0;
     for (int k = n - 1; k >= 0; --k)
       if (xs[x_at<NP>(k & ~1, tid) + (k & 1)] != 0.0) {
+        last = k + 1;
+        break;
+      }
+    atomicMax(&band_end[tid / 32], (last + 7) & ~7);  // whole 8-row k blocks of the product
+  }
+}
+
+/// X's upper triangle (n x n, ld ldx; its strictly lower part never read) into xs by bands
+/// (xb_at; zero below the diagonal and past n within each band's rows), and band_end as
+/// load_x's. The caller's next barrier orders these before any read.
+template <int NP, int Threads>
+__device__ __forceinline__ void load_x_banded(const double* x, std::int64_t ldx, int n, double* xs,
+                                              int* band_end) {
+  const int tid = threadIdx.x;
+  if (tid < NP / 32) band_end[tid] = 0;
+  for (int e = tid; e < NP * NP; e += Threads) {
+    const int c = e / NP, k = e % NP;
+    if (k >= 32 * ((c >> 5) + 1)) continue;  // not stored: below the band's rows
+    const bool in = k < n && c < n && k <= c;
+    xs[xb_at<NP>(k & ~1, c) + (k & 1)] = in ? x[k + c * ldx] : 0.0;
+  }
+  __syncthreads();  // xs and band_end are complete before the scan
+  if (tid < n) {
+    int last = 0;
+    const int rows = 32 * ((tid >> 5) + 1);
+    for (int k = (n < rows ? n : rows) - 1; k >= 0; --k)
+      if (xs[xb_at<NP>(k & ~1, tid) + (k & 1)] != 0.0) {
         last = k + 1;
         break;
       }

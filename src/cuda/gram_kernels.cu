@@ -368,6 +368,94 @@ __global__ void __launch_bounds__(Shape<NP, Product, M>::kThreads,
   }
 }
 
+/// The product pass for an upper triangular X (gram_of_upper_product), skewed: iteration i
+/// forms W of chunk i (the product items, warps 0 .. 7) and takes the Gram matrix of chunk
+/// i - 1's W (every warp's super-tile), with one barrier an iteration instead of two, so that
+/// a warp with a short product item (or none: warps 8 and 9) goes on to its Gram work while
+/// the long items run, and the DP tensor pipe of each scheduler is fed by all its warps
+/// through the iteration (run 3 of session 35: the two-phase kernel keeps it ~53% busy). W
+/// is double-buffered; X is stored by bands (80 KiB at NP = 128, xb_at) to make room; two
+/// stages of A (one chunk in flight). Same partials, same sums per entry in the same order as
+/// dmma_gram_kernel<NP, true, M>: bitwise the same results.
+template <int NP, Mma M>
+struct SkewShape : Shape<NP, true, M> {
+  // Two stages of A, two W buffers, X by bands.
+  static constexpr std::size_t kSkewSmemBytes =
+      std::size_t(2 * Shape<NP, true, M>::kChunk + 2 * Shape<NP, true, M>::kChunk +
+                  banded_x_size<NP>()) *
+      sizeof(double);
+};
+
+template <int NP, Mma M>
+__global__ void __launch_bounds__(SkewShape<NP, M>::kThreads, 1)
+    dmma_gram_skew_kernel(const double* __restrict__ a, std::int64_t lda, std::int64_t m, int n,
+                          bool vec_ok, const double* __restrict__ x, std::int64_t ldx,
+                          double* __restrict__ parts, std::int64_t chunks) {
+  using S = SkewShape<NP, M>;
+  extern __shared__ __align__(16) unsigned char smem[];
+  double* stages = reinterpret_cast<double*>(smem);  // chunk i in stage i & 1
+  double* sws = stages + 2 * S::kChunk;              // W of chunk i in sws + (i & 1) kChunk
+  double* xs = sws + 2 * S::kChunk;                  // X by bands
+  __shared__ int band_end[S::kBands];
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  for (int e = tid; e < 2 * S::kChunk; e += S::kThreads)
+    if ((e % S::kChunk) / S::kRows >= n) stages[e] = 0.0;
+  load_x_banded<NP, S::kThreads>(x, ldx, n, xs, band_end);
+  if (blockIdx.x < chunks)
+    fetch<S::kRows, S::kThreads>(a, lda, m, n, std::int64_t(blockIdx.x) * S::kRows, vec_ok, stages);
+  cp_async_commit();
+  int bi, bj;
+  super_tile<NP>(warp % S::kSuper, bi, bj);
+  const int group = warp / S::kSuper;
+  const bool diag = bi == bj;
+  double acc[4][4][2] = {};
+  for (std::int64_t i = 0;; ++i) {
+    const std::int64_t chunk = blockIdx.x + i * gridDim.x;
+    // Chunk i and chunk i - 1 exist (the same for the whole block).
+    const bool cur = chunk<chunks, prev = i> 0 && chunk - gridDim.x < chunks;
+    if (!cur && !prev) break;
+    cp_async_wait<0>();  // this thread's copies of chunk i have landed
+    // Everyone's copies of chunk i have landed; iteration i - 1's reads of the stage refilled
+    // next (its product) and of the W buffer written next (its Gram work, on chunk i - 2's W)
+    // are done; chunk i - 1's W is complete.
+    __syncthreads();
+    const std::int64_t next = chunk + gridDim.x;
+    if (next < chunks)
+      fetch<S::kRows, S::kThreads>(a, lda, m, n, next * S::kRows, vec_ok,
+                                   stages + ((i + 1) & 1) * S::kChunk);
+    cp_async_commit();
+    if (cur)
+      product<S, NP, M, true>(stages + (i & 1) * S::kChunk, xs, sws + (i & 1) * S::kChunk, band_end,
+                              warp, lane);
+    if (prev) {
+      const double* src = sws + ((i - 1) & 1) * S::kChunk;
+      constexpr int kBlocks = S::kGroupRows / 8;
+      // Not unrolled: the product's registers are live beside the accumulators here.
+      if (diag) {
+        gram_rows<S, M, kBlocks, true, 1>(src, group * S::kGroupRows, bi, bj, lane, acc);
+      } else {
+        gram_rows<S, M, kBlocks, false, 1>(src, group * S::kGroupRows, bi, bj, lane, acc);
+      }
+    }
+  }
+  const int g = lane >> 2, t = lane & 3;
+  double* out = parts + std::int64_t(blockIdx.x) * NP * NP;
+  for (int gg = 0; gg < S::kGroups; ++gg) {
+    if (group == gg)
+#pragma unroll
+      for (int c1 = 0; c1 < 4; ++c1)
+#pragma unroll
+        for (int c2 = 0; c2 < 4; ++c2)
+#pragma unroll
+          for (int i = 0; i < 2; ++i) {
+            if (diag && c2 < c1) continue;
+            double* o = out + (32 * bi + 8 * c1 + g) + (32 * bj + 8 * c2 + 2 * t + i) * NP;
+            *o = gg == 0 ? acc[c1][c2][i] : *o + acc[c1][c2][i];
+          }
+    if (S::kGroups > 1) __syncthreads();
+  }
+}
+
 }  // namespace dmma
 
 template <class T, int NP, bool Product>
@@ -399,24 +487,32 @@ void launch(detail::ContextImpl& ctx, MatrixView<const T> a, const T* x, std::in
   GPUQR_CUDA_CHECK_LAUNCH(ctx.stream);
 }
 
-template <int NP, bool Product, dmma::Mma M>
+template <int NP, bool Product, dmma::Mma M, bool Skew = false>
 void launch_dmma(detail::ContextImpl& ctx, MatrixView<const double> a, const double* x,
                  std::int64_t ldx, MatrixView<double> g) {
+  static_assert(!Skew || Product, "the skewed kernel is the product pass's");
   using S = dmma::Shape<NP, Product, M>;
-  constexpr auto kernel = dmma::dmma_gram_kernel<NP, Product, M>;
+  constexpr auto kernel = [] {
+    if constexpr (Skew) {
+      return dmma::dmma_gram_skew_kernel<NP, M>;
+    } else {
+      return dmma::dmma_gram_kernel<NP, Product, M>;
+    }
+  }();
+  constexpr std::size_t kSmem = Skew ? dmma::SkewShape<NP, M>::kSkewSmemBytes : S::kSmemBytes;
   // Above 48 KiB of dynamic shared memory needs the opt-in (a host-side attribute, no sync).
   GPUQR_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                        static_cast<int>(S::kSmemBytes)));
+                                        static_cast<int>(kSmem)));
   const std::int64_t m = a.rows();
   const int n = static_cast<int>(a.cols());
   const std::int64_t chunks = (m + S::kRows - 1) / S::kRows;
-  const std::int64_t grid = std::min<std::int64_t>(
-      chunks, resident_blocks<kernel>(S::kThreads, S::kSmemBytes, ctx.device));
+  const std::int64_t grid =
+      std::min<std::int64_t>(chunks, resident_blocks<kernel>(S::kThreads, kSmem, ctx.device));
   double* parts = static_cast<double*>(
       detail::cuda_workspace(ctx, std::size_t(grid) * NP * NP * sizeof(double)));
   // 16-byte copies need every column start 16-byte aligned (chunks start at even rows).
   const bool vec_ok = reinterpret_cast<std::uintptr_t>(a.data()) % 16 == 0 && a.ld() % 2 == 0;
-  kernel<<<static_cast<unsigned>(grid), S::kThreads, S::kSmemBytes, ctx.stream>>>(
+  kernel<<<static_cast<unsigned>(grid), S::kThreads, kSmem, ctx.stream>>>(
       a.data(), a.ld(), m, n, vec_ok, x, ldx, parts, chunks);
   GPUQR_CUDA_CHECK_LAUNCH(ctx.stream);
   const dim3 sum_grid(static_cast<unsigned>((n + 31) / 32), static_cast<unsigned>(n));
@@ -440,28 +536,37 @@ dmma::Mma dmma_shape(int np) {
   return dmma::Mma::m16n8k8;
 }
 
-template <int NP, bool Product>
+template <int NP, bool Product, bool Skew = false>
 void launch_dmma(detail::ContextImpl& ctx, MatrixView<const double> a, const double* x,
                  std::int64_t ldx, MatrixView<double> g) {
   switch (dmma_shape(NP)) {
     case dmma::Mma::m8n8k4:
-      return launch_dmma<NP, Product, dmma::Mma::m8n8k4>(ctx, a, x, ldx, g);
+      return launch_dmma<NP, Product, dmma::Mma::m8n8k4, Skew>(ctx, a, x, ldx, g);
     case dmma::Mma::m16n8k4:
-      return launch_dmma<NP, Product, dmma::Mma::m16n8k4>(ctx, a, x, ldx, g);
+      return launch_dmma<NP, Product, dmma::Mma::m16n8k4, Skew>(ctx, a, x, ldx, g);
     case dmma::Mma::m16n8k8:
-      return launch_dmma<NP, Product, dmma::Mma::m16n8k8>(ctx, a, x, ldx, g);
+      return launch_dmma<NP, Product, dmma::Mma::m16n8k8, Skew>(ctx, a, x, ldx, g);
   }
+}
+
+/// GPUQR_GRAM_SKEW: 0 keeps the two-phase product pass for an upper triangular X at NP = 128
+/// (A/B measurements); unset or 1: the skewed kernel. Read on every call.
+bool skew_wanted() {
+  const char* v = std::getenv("GPUQR_GRAM_SKEW");
+  return v == nullptr || *v == '\0' || std::string(v) != "0";
 }
 
 template <class T, bool Product>
 void dispatch(detail::ContextImpl& ctx, MatrixView<const T> a, const T* x, std::int64_t ldx,
-              MatrixView<T> g) {
+              MatrixView<T> g, bool x_upper) {
   const std::int64_t n = a.cols();
   if constexpr (std::is_same_v<T, double>) {
     if (n <= 32) {
       launch_dmma<32, Product>(ctx, a, x, ldx, g);
     } else if (n <= 64) {
       launch_dmma<64, Product>(ctx, a, x, ldx, g);
+    } else if (Product && x_upper && skew_wanted()) {
+      launch_dmma<128, true, true>(ctx, a, x, ldx, g);
     } else {
       launch_dmma<128, Product>(ctx, a, x, ldx, g);
     }
@@ -512,22 +617,22 @@ bool gram_kernel_wanted(std::int64_t m, std::int64_t n, int elem_bytes) {
 }
 
 template <class T>
-void streamed_gram(detail::ContextImpl& ctx, MatrixView<const T> a, const T* x,
-                   std::int64_t ldx, MatrixView<T> g) {
+void streamed_gram(detail::ContextImpl& ctx, MatrixView<const T> a, const T* x, std::int64_t ldx,
+                   MatrixView<T> g, bool x_upper) {
   GPUQR_CHECK_ARG(a.rows() >= 1 && a.cols() >= 1 && a.cols() <= kGramKernelMaxCols,
                   "streamed_gram: A is " + std::to_string(a.rows()) + " x " +
                       std::to_string(a.cols()) + ", needs m >= 1 and 1 <= n <= 128");
   DeviceGuard guard(ctx.device);
   if (x != nullptr) {
-    dispatch<T, true>(ctx, a, x, ldx, g);
+    dispatch<T, true>(ctx, a, x, ldx, g, x_upper);
   } else {
-    dispatch<T, false>(ctx, a, nullptr, 0, g);
+    dispatch<T, false>(ctx, a, nullptr, 0, g, false);
   }
 }
 
 template void streamed_gram<float>(detail::ContextImpl&, MatrixView<const float>, const float*,
-                                   std::int64_t, MatrixView<float>);
-template void streamed_gram<double>(detail::ContextImpl&, MatrixView<const double>,
-                                    const double*, std::int64_t, MatrixView<double>);
+                                   std::int64_t, MatrixView<float>, bool);
+template void streamed_gram<double>(detail::ContextImpl&, MatrixView<const double>, const double*,
+                                    std::int64_t, MatrixView<double>, bool);
 
 }  // namespace gpuqr::kernels::cuda

@@ -33,9 +33,11 @@ bool gram_kernel_wanted(std::int64_t m, std::int64_t n, int elem_bytes);
 /// instructions, run as m8n8k4 pieces before sm_90); results differ in rounding between
 /// shapes, never between runs of one. Asynchronous on the context's stream; G in device
 /// memory.
+/// x_upper: X is upper triangular (its strictly lower part is not read); FP64 at n > 64 then
+/// takes the skewed product pass (GPUQR_GRAM_SKEW), bitwise the same result.
 template <class T>
-void streamed_gram(detail::ContextImpl& ctx, MatrixView<const T> a, const T* x,
-                   std::int64_t ldx, MatrixView<T> g);
+void streamed_gram(detail::ContextImpl& ctx, MatrixView<const T> a, const T* x, std::int64_t ldx,
+                   MatrixView<T> g, bool x_upper = false);
 
 /// Whether the CUDA leaf gram_low takes the streamed TF32 kernel (src/cuda/gram_low_streamed.cu)
 /// for an FP64 A of m x n: n <= 128 where the device has its shared memory (112 KiB), and
