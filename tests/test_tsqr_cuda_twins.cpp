@@ -4,6 +4,7 @@
 // so outputs are compared entry by entry within rounding. CUDA only: skips without a GPU.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <limits>
@@ -102,6 +103,74 @@ TEST_P(TsqrCudaTwins, CholeskyBreakdownIsReportedNotThrown) {
         ctx().impl(), g_gpu.view(), rinv.view(), 0.0,
         vec(st));
     EXPECT_EQ(to_host(ctx(), st)(detail::kStatusBreakdown, 0), 4.0);  // column 3, 1-based
+  }));
+}
+
+// gram_status (block-Jacobi's prediction and certificate): offset, trace and the row sum of
+// |G - I| against the CPU twin and against a sum in long double here, on symmetric matrices
+// near the identity (the certificate's range), one far from it, a leading dimension past n,
+// and a NaN that must reach the row sum (a NaN must never read as a small sum).
+TEST_P(TsqrCudaTwins, GramStatusMatchesCpu) {
+  GPUQR_FOR_PRECISION(([&]<class T>() {
+    Context cpu = Context::cpu();
+    std::uint64_t seed = 900;
+    for (const std::int64_t n : {1, 37, 256, 1030}) {
+      for (const double spread : {1e-3, 0.3, 5.0}) {
+        SCOPED_TRACE(std::to_string(n) + " spread " + std::to_string(spread));
+        const Matrix<T> x = random_matrix<T>(n, n, seed++);
+        Matrix<T> g(n + 3, n);  // ld = n + 3; the rows past n are never read
+        for (std::int64_t j = 0; j < n; ++j)
+          for (std::int64_t i = 0; i < n + 3; ++i)
+            g(i, j) = i >= n ? T(1e30)
+                             : T((i == j ? 1.0 : 0.0) +
+                                 spread * 0.5 * (double(x(i, j)) + double(x(j, i))) / n);
+        const MatrixView<const T> gv = MatrixView<const T>(g.view()).block(0, 0, n, n);
+        long double off = 0, most = 0;
+        for (std::int64_t j = 0; j < n; ++j) {
+          long double column = 0;
+          for (std::int64_t i = 0; i < n; ++i) {
+            const long double e = (long double)gv(i, j) - (i == j ? 1.0L : 0.0L);
+            off += e * e;
+            column += e < 0 ? -e : e;
+          }
+          most = std::max(most, column);
+        }
+        std::vector<double> st_cpu(detail::kStatusSize, -1.0);
+        kernels::cpu::gram_status<T>(cpu.impl(), gv,
+                                     VectorView<double>(st_cpu.data(), detail::kStatusSize));
+        const Matrix<T> g_gpu = device_copy(ctx(), g);
+        Matrix<double> st_gpu = device_matrix<double>(ctx(), detail::kStatusSize, 1);
+        kernels::cuda::gram_status<T>(
+            ctx().impl(), MatrixView<const T>(g_gpu.view()).block(0, 0, n, n), vec(st_gpu));
+        const Matrix<double> st = to_host(ctx(), st_gpu);
+        const double bound = 4.0 * n * std::numeric_limits<double>::epsilon();
+        EXPECT_NEAR(st_cpu[detail::kStatusRowSum], double(most), bound * double(most));
+        EXPECT_NEAR(st(detail::kStatusRowSum, 0), double(most), bound * double(most));
+        EXPECT_NEAR(st(detail::kStatusOffset, 0), std::sqrt(double(off)),
+                    bound * std::sqrt(double(off)));
+        EXPECT_NEAR(st(detail::kStatusTrace, 0), st_cpu[detail::kStatusTrace], bound * n);
+        for (int k : {int(detail::kStatusBreakdown), int(detail::kStatusInverseNorm),
+                      int(detail::kStatusMinDiag), int(detail::kStatusMaxDiag),
+                      int(detail::kStatusShift)}) {
+          EXPECT_EQ(st(k, 0), 0.0) << "status entry " << k;
+          EXPECT_EQ(st_cpu[k], 0.0) << "status entry " << k;
+        }
+      }
+    }
+    // A NaN off the diagonal: the row sum is NaN on both backends.
+    const std::int64_t n = 300;
+    Matrix<T> g(n, n);
+    for (std::int64_t j = 0; j < n; ++j)
+      for (std::int64_t i = 0; i < n; ++i) g(i, j) = i == j ? T(1) : T(1e-4);
+    g(17, 250) = g(250, 17) = std::numeric_limits<T>::quiet_NaN();
+    std::vector<double> st_cpu(detail::kStatusSize);
+    kernels::cpu::gram_status<T>(cpu.impl(), MatrixView<const T>(g.view()),
+                                 VectorView<double>(st_cpu.data(), detail::kStatusSize));
+    const Matrix<T> g_gpu = device_copy(ctx(), g);
+    Matrix<double> st_gpu = device_matrix<double>(ctx(), detail::kStatusSize, 1);
+    kernels::cuda::gram_status<T>(ctx().impl(), MatrixView<const T>(g_gpu.view()), vec(st_gpu));
+    EXPECT_TRUE(std::isnan(st_cpu[detail::kStatusRowSum]));
+    EXPECT_TRUE(std::isnan(to_host(ctx(), st_gpu)(detail::kStatusRowSum, 0)));
   }));
 }
 

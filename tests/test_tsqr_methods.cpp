@@ -781,6 +781,75 @@ TEST_P(TsqrMethods, MixedPrecisionCholeskyQr2) {
   }));
 }
 
+// Block-Jacobi preconditioned CholeskyQR2 (cholesky_qr's block_jacobi_ok; the default rule,
+// the knob GPUQR_CHOLQR_BLOCK_JACOBI=0 and =1):
+// - on inputs whose 128-column blocks are orthogonal to each other but each ill-conditioned
+//   (block_orthogonal_matrix, kappa 1e2 and 1e6 in double, 1e2 and 1e3 in float; 3.5 blocks)
+//   it must be taken in all three forms (explicit Q, geqrf's form, TallSkinnyQR's implicit
+//   Q, borrowed) and hold LAPACK's bounds. On CUDA at kappa 1e6 the TF32 Gram matrix cannot
+//   precondition (the mixed attempt fails): it must be the full-precision rerun's choice.
+// - turned off, the same input must not take it and still hold the bounds;
+// - on a random input of this height the blocks are not orthogonal enough (row sum of
+//   W^T W - I ~ (n - 128) sqrt(2 / pi) / sqrt(m) > 0.45): the default must not take it, and
+//   forced (the prediction skipped) its certificate must reject it, the result redone
+//   without it (no fallback) and as accurate.
+TEST_P(TsqrMethods, BlockJacobiCholeskyQr2) {
+  GPUQR_FOR_PRECISION(([&]<class T>() {
+    const std::int64_t m = ctx().is_cuda() ? 65536 + 37 : 1900, n = 448;
+    const bool fp32 = sizeof(T) == 4;
+    const double eps = accuracy::eps<T>();
+    std::uint64_t seed = 2500;
+    const auto check_all = [&](const Matrix<T>& a, bool expect, const char* what) {
+      SCOPED_TRACE(what);
+      const MethodRun run = run_explicit<T>(ctx(), a, with(TsqrMethod::automatic));
+      EXPECT_LT(track("block-Jacobi CholeskyQR2 explicit orthogonality",
+                      run.orth / (std::sqrt(double(n)) * m * eps)),
+                kLapackBound);
+      EXPECT_LT(track("block-Jacobi CholeskyQR2 explicit residual", run.res / (m * eps)),
+                kLapackBound);
+      Matrix<T> f = to_ctx<T>(ctx(), a.view());
+      Matrix<T> tau(n, 1, f.space(), f.device());
+      const TsqrInfo geqrf_info =
+          tsqr_geqrf<T>(ctx(), f.view(), VectorView<T>(tau.data(), n, tau.space(), tau.device()),
+                        with(TsqrMethod::cholesky_qr2));
+      check_geqrf_form<T>(ctx(), a, f, tau, "block-Jacobi CholeskyQR2 geqrf's form");
+      const Matrix<T> a_ctx = to_ctx<T>(ctx(), a.view());
+      TsqrOptions options;
+      options.borrow_input = true;
+      const TallSkinnyQR<T> qr(ctx(), a_ctx.view(), options);
+      const Matrix<T> r = to_host(ctx(), qr.matrix_r());
+      const Matrix<T> qta = to_host(ctx(), qr.apply_qt(a_ctx.view()));
+      EXPECT_LT(track("block-Jacobi CholeskyQR2 apply_qt(A) - R",
+                      accuracy::relative_difference<T>(qta.view(), r.view()) / (m * eps)),
+                kLapackBound);
+      for (const TsqrInfo* info : {&run.info, &geqrf_info, &qr.info()}) {
+        EXPECT_EQ(info->method, TsqrMethod::cholesky_qr2) << info->fallback_reason;
+        EXPECT_TRUE(info->fallback_reason.empty()) << info->fallback_reason;
+        EXPECT_EQ(info->block_jacobi, expect);
+      }
+      return run;
+    };
+    for (const double cond : {1e2, fp32 ? 1e3 : 1e6}) {
+      SCOPED_TRACE("kappa " + std::to_string(cond));
+      const Matrix<T> a = block_orthogonal_matrix<T>(m, n, 128, seed++, cond);
+      {
+        const EnvKnob unset("GPUQR_CHOLQR_BLOCK_JACOBI", "");
+        const MethodRun run = check_all(a, true, "default");
+        if (ctx().is_cuda() && !fp32 && cond > 1e3) EXPECT_FALSE(run.info.mixed_precision);
+      }
+      const EnvKnob off("GPUQR_CHOLQR_BLOCK_JACOBI", "0");
+      check_all(a, false, "off");
+    }
+    const Matrix<T> a = make_matrix<T>(MatrixKind::random, m, n, seed++);
+    {
+      const EnvKnob unset("GPUQR_CHOLQR_BLOCK_JACOBI", "");
+      check_all(a, false, "random, default");
+    }
+    const EnvKnob forced("GPUQR_CHOLQR_BLOCK_JACOBI", "1");
+    check_all(a, false, "random, forced");
+  }));
+}
+
 INSTANTIATE_TEST_SUITE_P(Backends, TsqrMethods, all_backend_cases(), case_name);
 
 }  // namespace

@@ -47,8 +47,19 @@ bool speculation_enabled() {
   }();
   return on;
 }
+/// GPUQR_CHOLQR_BLOCK_JACOBI (read on every call: tests, measurements): "0" never, "1" whenever
+/// the shape allows and D is well defined (the prediction skipped: the certificate decides),
+/// else the default rule.
+int block_jacobi_mode() {
+  const char* v = std::getenv("GPUQR_CHOLQR_BLOCK_JACOBI");
+  if (v == nullptr || *v == '\0') return -1;
+  return std::string(v) == "0" ? 0 : 1;
+}
 }  // namespace
 
+bool block_jacobi_shape(std::int64_t m, std::int64_t n) {
+  return n >= 2 * kJacobiBlock && m >= 4 * n && block_jacobi_mode() != 0;
+}
 
 double cholesky_shift_factor(std::int64_t m, std::int64_t n, double unit_roundoff) {
   return 11.0 * (double(m) * double(n) + double(n) * double(n + 1)) * unit_roundoff;
@@ -62,7 +73,7 @@ TsqrBuffers<T> carve_tsqr_buffers(const Context& ctx, std::int64_t m, std::int64
   const std::size_t mat = round(std::size_t(m1) * std::size_t(n1) * sizeof(T));
   const std::size_t sq = round(std::size_t(n1) * std::size_t(n1) * sizeof(T));
   const std::size_t vec = round(std::size_t(n1) * sizeof(T));
-  const std::size_t stat = round(3 * kStatusSize * sizeof(double));
+  const std::size_t stat = round(kStatusSlots * kStatusSize * sizeof(double));
   const std::size_t total = std::size_t(work_matrices) * mat + 9 * sq + 2 * vec + stat;
   TsqrBuffers<T> buf;
   char* base = nullptr;
@@ -93,7 +104,8 @@ TsqrBuffers<T> carve_tsqr_buffers(const Context& ctx, std::int64_t m, std::int64
   p += vec;
   buf.tau = VectorView<T>(reinterpret_cast<T*>(p), n, space, dev);
   p += vec;
-  buf.status = VectorView<double>(reinterpret_cast<double*>(p), 3 * kStatusSize, space, dev);
+  buf.status =
+      VectorView<double>(reinterpret_cast<double*>(p), kStatusSlots * kStatusSize, space, dev);
   return buf;
 }
 
@@ -115,6 +127,45 @@ std::vector<double> read_status(const Context& ctx, VectorView<double> status) {
 VectorView<double> step_status(VectorView<double> all, int step) {
   return VectorView<double>(all.data() + step * kStatusSize, kStatusSize, all.space(),
                             all.device());
+}
+
+/// Slots first .. first + count - 1 of the status vector, read at once.
+std::vector<double> read_slots(const Context& ctx, VectorView<double> all, int first, int count) {
+  return read_status(ctx, VectorView<double>(all.data() + first * kStatusSize, count * kStatusSize,
+                                             all.space(), all.device()));
+}
+
+/// Block-Jacobi preconditioner from the first Gram matrix G (buf.r[0], not yet factored): D in
+/// buf.r[2] and D^{-1} in buf.t, the Cholesky factor of G's block diagonal (blocks of
+/// kJacobiBlock; zeros elsewhere, exactly: potrf and the triangular inverse of a block
+/// diagonal matrix keep its zeros), its status in slot kSlotJacobiFactor; and the prediction
+/// of (A D^{-1})^T (A D^{-1}) = D^{-T} G D^{-1} in buf.work, whose status (its row sum) goes
+/// to slot kSlotJacobiPredicted. buf.prod is scratch. n x n work only: a few ms at n = 1024.
+template <class T>
+void prepare_block_jacobi(const Context& ctx, TsqrBuffers<T>& buf, std::int64_t n) {
+  GPUQR_DISPATCH(ctx, fill, buf.r[2], T(0));
+  for (std::int64_t j0 = 0; j0 < n; j0 += kJacobiBlock) {
+    const std::int64_t jb = std::min(kJacobiBlock, n - j0);
+    GPUQR_DISPATCH(ctx, copy, MatrixView<const T>(buf.r[0].block(j0, j0, jb, jb)),
+                   buf.r[2].block(j0, j0, jb, jb));
+  }
+  GPUQR_DISPATCH(ctx, cholesky_inverse, buf.r[2], buf.t, 0.0,
+                 step_status(buf.status, kSlotJacobiFactor));
+  GPUQR_DISPATCH(ctx, multiply, Op::trans, MatrixView<const T>(buf.t),
+                 MatrixView<const T>(buf.r[0]), buf.prod);
+  GPUQR_DISPATCH(ctx, multiply, Op::no_trans, MatrixView<const T>(buf.prod),
+                 MatrixView<const T>(buf.t), buf.work);
+  GPUQR_DISPATCH(ctx, gram_status, MatrixView<const T>(buf.work),
+                 step_status(buf.status, kSlotJacobiPredicted));
+}
+
+/// Whether block-Jacobi is taken: D well defined and (unless forced by the knob) the
+/// predicted row sum within kJacobiPredicted.
+bool block_jacobi_accepts(const std::vector<double>& jacobi) {
+  const double* d = jacobi.data();
+  const double* g = jacobi.data() + kStatusSize;
+  if (d[kStatusBreakdown] != 0.0) return false;
+  return block_jacobi_mode() == 1 || g[kStatusRowSum] <= kJacobiPredicted;
 }
 
 std::string fmt(double v) {
@@ -153,7 +204,8 @@ bool low_gram_first(const Context& ctx, std::int64_t m, std::int64_t n) {
 template <class T>
 CholeskyQrOutcome cholesky_qr(const Context& ctx, MatrixView<const T> a, MatrixView<T> q,
                               bool shifted, bool keep_rejected, TsqrBuffers<T>& buf,
-                              bool single_pass_ok, const char* unchecked, bool low_first) {
+                              bool single_pass_ok, const char* unchecked, bool low_first,
+                              bool block_jacobi_ok) {
   const std::int64_t m = a.rows(), n = a.cols();
   const int steps = shifted ? 3 : 2;
   const double unit_roundoff = std::numeric_limits<T>::epsilon() / 2;
@@ -167,8 +219,13 @@ CholeskyQrOutcome cholesky_qr(const Context& ctx, MatrixView<const T> a, MatrixV
   // buf.r[1], buf.rinv[1] and its status; when step 1 rules the single pass out (a breakdown,
   // or R_1 too ill-conditioned) the loop redoes step 2 the other way over them.
   const bool single_pass_allowed = !shifted && single_pass_ok && single_pass_enabled();
-  const bool speculate = single_pass_allowed && speculation_enabled();
+  // Block-Jacobi preconditioning (see the header): prepared with step 1, chosen after its one
+  // read; not speculated past.
+  const bool jacobi_try = !shifted && block_jacobi_ok && block_jacobi_shape(m, n);
+  const bool speculate = single_pass_allowed && speculation_enabled() && !jacobi_try;
   std::vector<double> prefetched;  // step 2's status, read with step 1's
+  std::vector<double> jacobi;      // slots kSlotJacobiFactor and kSlotJacobiPredicted
+  double first_kappa_f = 0.0;      // ||R_1||_F ||R_1^{-1}||_F
   for (int s = 0; s < steps; ++s) {
     const bool done = s == 1 && outcome.single_pass && !prefetched.empty();
     if (done) {
@@ -181,6 +238,11 @@ CholeskyQrOutcome cholesky_qr(const Context& ctx, MatrixView<const T> a, MatrixV
     } else {
       GPUQR_DISPATCH(ctx, gram, in, buf.r[s]);
     }
+    if (s == 0 && jacobi_try) prepare_block_jacobi<T>(ctx, buf, n);
+    // Block-Jacobi's certificate is the row sum of W^T W - I (the factorization overwrites it).
+    if (s == 1 && outcome.block_jacobi)
+      GPUQR_DISPATCH(ctx, gram_status, MatrixView<const T>(buf.r[1]),
+                     step_status(buf.status, kSlotLastGram));
     const double shift = (shifted && s == 0) ? cholesky_shift_factor(m, n, unit_roundoff) : 0.0;
     if (!done)
       GPUQR_DISPATCH(ctx, cholesky_inverse, buf.r[s], buf.rinv[s % 2], shift,
@@ -198,6 +260,14 @@ CholeskyQrOutcome cholesky_qr(const Context& ctx, MatrixView<const T> a, MatrixV
                                               buf.status.space(), buf.status.device()));
       x.assign(both.begin(), both.begin() + kStatusSize);
       prefetched.assign(both.begin() + kStatusSize, both.end());
+    } else if (s == 0 && jacobi_try) {
+      const std::vector<double> all = read_slots(ctx, buf.status, 0, kSlotJacobiPredicted + 1);
+      x.assign(all.begin(), all.begin() + kStatusSize);
+      jacobi.assign(all.begin() + kSlotJacobiFactor * kStatusSize, all.end());
+    } else if (s == 1 && outcome.block_jacobi) {
+      const std::vector<double> all = read_slots(ctx, buf.status, 1, kSlotLastGram);
+      x.assign(all.begin(), all.begin() + kStatusSize);
+      outcome.last_row_sum = all[(kSlotLastGram - 1) * kStatusSize + kStatusRowSum];
     } else {
       x = read_status(ctx, step_status(buf.status, s));
     }
@@ -221,9 +291,37 @@ CholeskyQrOutcome cholesky_qr(const Context& ctx, MatrixView<const T> a, MatrixV
     const double ratio = x[kStatusMinDiag] > 0 ? x[kStatusMaxDiag] / x[kStatusMinDiag]
                                                : std::numeric_limits<double>::infinity();
     estimate *= std::max({1.0, ratio, kappa_f / double(n)});
+    if (s == 0) first_kappa_f = kappa_f;
     if (s + 1 == steps) {
       outcome.last_offset = x[kStatusOffset];
       break;
+    }
+    if (s == 0 && jacobi_try && x[kStatusBreakdown] == 0.0 && block_jacobi_accepts(jacobi)) {
+      // W = A D^{-1}, per diagonal block (on CUDA the streamed pass of 128 columns), by the
+      // explicit inverse or TRSM as for R_1 (D's own kappa_F); D and D^{-1} take R_1's
+      // places, so R = R_2 D and Q = W R_2^{-1} (or A (D^{-1} R_2^{-1})).
+      std::swap(buf.r[0], buf.r[2]);
+      std::swap(buf.rinv[0], buf.t);
+      outcome.block_jacobi = true;
+      const double* d = jacobi.data();
+      const bool by_gemm =
+          std::sqrt(d[kStatusTrace]) * d[kStatusInverseNorm] / std::sqrt(double(n)) <=
+          kGemmCondition;
+      MatrixView<T> w = buf.w[0];
+      for (std::int64_t j0 = 0; j0 < n; j0 += kJacobiBlock) {
+        const std::int64_t jb = std::min(kJacobiBlock, n - j0);
+        const MatrixView<const T> a_j = a.block(0, j0, m, jb);
+        MatrixView<T> w_j = w.block(0, j0, m, jb);
+        if (by_gemm) {
+          multiply_upper<T>(ctx, a_j, MatrixView<const T>(buf.rinv[0].block(j0, j0, jb, jb)), w_j);
+        } else {
+          GPUQR_DISPATCH(ctx, copy, a_j, w_j);
+          GPUQR_DISPATCH(ctx, trsm_right_upper, MatrixView<const T>(buf.r[0].block(j0, j0, jb, jb)),
+                         w_j);
+        }
+      }
+      in = w;
+      continue;
     }
     if (s == 0 && single_pass_allowed && x[kStatusBreakdown] == 0.0 &&
         kappa_f / std::sqrt(double(n)) <= kSinglePassCondition) {
@@ -240,15 +338,25 @@ CholeskyQrOutcome cholesky_qr(const Context& ctx, MatrixView<const T> a, MatrixV
     in = out;
   }
   if (outcome.reason.empty()) outcome.condition_estimate = estimate;
-  if (outcome.reason.empty() && !(outcome.last_offset <= kCertificateOffset)) {
-    outcome.reason = method +
+  const bool certified = outcome.last_offset <= kCertificateOffset ||
+                         (outcome.block_jacobi && outcome.last_row_sum <= kJacobiCertificate);
+  if (outcome.reason.empty() && !certified) {
+    outcome.reason = method + (outcome.block_jacobi ? " (block-Jacobi preconditioned)" : "") +
                      ": the last step's input is not orthogonal enough to certify the result "
-                     "(||W^T W - I||_F = " + fmt(outcome.last_offset) + " > " +
-                     fmt(kCertificateOffset) + ")";
+                     "(||W^T W - I||_F = " +
+                     fmt(outcome.last_offset) + " > " + fmt(kCertificateOffset) +
+                     (outcome.block_jacobi ? ", its row sum " + fmt(outcome.last_row_sum) + " > " +
+                                                 fmt(kJacobiCertificate)
+                                           : std::string()) +
+                     ")";
   }
   if (!outcome.reason.empty() && !keep_rejected) return outcome;
   // Accepted (or kept on request): Q = W R_last^{-1} (single pass: A R_1^{-1} R_2^{-1}),
   // R = R_last ... R_1 (products of upper triangles).
+  // Block-Jacobi, where Q may stay implicit: Q = A (D^{-1} R_2^{-1}) by the single pass's rule.
+  if (outcome.block_jacobi && single_pass_allowed &&
+      first_kappa_f / std::sqrt(double(n)) <= kSinglePassCondition)
+    outcome.single_pass = true;
   if (outcome.single_pass) {
     GPUQR_DISPATCH(ctx, multiply, Op::no_trans, MatrixView<const T>(buf.rinv[0]),
                    MatrixView<const T>(buf.rinv[1]), buf.rinv_all);
@@ -272,13 +380,14 @@ CholeskyQrOutcome cholesky_qr(const Context& ctx, MatrixView<const T> a, MatrixV
   return outcome;
 }
 
-#define GPUQR_INSTANTIATE_CHOLESKY_QR(T)                                                           \
-  template TsqrBuffers<T> carve_tsqr_buffers<T>(const Context&, std::int64_t, std::int64_t, int);  \
-  template CholeskyQrOutcome cholesky_qr<T>(const Context&, MatrixView<const T>, MatrixView<T>,    \
-                                            bool, bool, TsqrBuffers<T>&, bool, const char*, bool); \
-  template bool low_gram_first<T>(const Context&, std::int64_t, std::int64_t);                     \
-  template bool upper_product_streamed<T>(const Context&, std::int64_t, std::int64_t);             \
-  template void multiply_upper<T>(const Context&, MatrixView<const T>, MatrixView<const T>,        \
+#define GPUQR_INSTANTIATE_CHOLESKY_QR(T)                                                          \
+  template TsqrBuffers<T> carve_tsqr_buffers<T>(const Context&, std::int64_t, std::int64_t, int); \
+  template CholeskyQrOutcome cholesky_qr<T>(const Context&, MatrixView<const T>, MatrixView<T>,   \
+                                            bool, bool, TsqrBuffers<T>&, bool, const char*, bool, \
+                                            bool);                                                \
+  template bool low_gram_first<T>(const Context&, std::int64_t, std::int64_t);                    \
+  template bool upper_product_streamed<T>(const Context&, std::int64_t, std::int64_t);            \
+  template void multiply_upper<T>(const Context&, MatrixView<const T>, MatrixView<const T>,       \
                                   MatrixView<T>);
 
 GPUQR_INSTANTIATE_CHOLESKY_QR(float)

@@ -27,7 +27,7 @@ struct TsqrBuffers {
   MatrixView<T> t;         // orhr_col's T (n x n)
   VectorView<T> d;         // orhr_col's signs (n)
   VectorView<T> tau;       // Householder scalars (n) for the householder method
-  VectorView<double> status;  // 3 * kStatusSize doubles, context memory
+  VectorView<double> status;  // kStatusSlots * kStatusSize doubles, context memory
   std::vector<double> host;   // CPU: the storage behind every view above
 };
 
@@ -52,10 +52,34 @@ struct CholeskyQrOutcome {
   bool single_pass = false;
   /// True when the first Gram matrix was computed in reduced precision (low_first).
   bool low_first = false;
+  /// True when step 1 was block-Jacobi preconditioned (see cholesky_qr): W = A D^{-1}.
+  bool block_jacobi = false;
+  /// Block-Jacobi: the row sum of W^T W - I (kStatusRowSum), its certificate; -1 otherwise.
+  double last_row_sum = -1;
   /// Step 1's trace(G) = ||A||_F^2 and ||R_1^{-1}||_F (-1 when step 1 was not reached).
   double first_trace = -1;
   double first_inverse_norm = -1;
 };
+
+/// The status vector's slots: step s of CholeskyQR at slot s (0, 1, 2), then block-Jacobi's:
+/// D's factorization, the predicted W^T W's row sum, and the last Gram matrix's row sum.
+inline constexpr int kSlotJacobiFactor = 3;
+inline constexpr int kSlotJacobiPredicted = 4;
+inline constexpr int kSlotLastGram = 5;
+inline constexpr int kStatusSlots = 6;
+
+/// Block-Jacobi preconditioning's diagonal blocks (the streamed product's width on CUDA).
+inline constexpr std::int64_t kJacobiBlock = 128;
+/// Block-Jacobi is taken when the predicted W^T W (from the first Gram matrix, reduced
+/// precision included) has a row sum of |W^T W - I| at most this ...
+inline constexpr double kJacobiPredicted = 0.45;
+/// ... and its result is certified when the computed one is at most this: a row sum bounds
+/// ||W^T W - I||_2 (Gershgorin), so kappa_2(W)^2 <= (1 + 0.5) / (1 - 0.5) = 3 (against 1.7
+/// for kCertificateOffset), the same order in Yamamoto et al.'s bound below. The Frobenius
+/// offset cannot serve here: with D block diagonal, W^T W - I keeps the cosines between the
+/// blocks (of order 1 / sqrt(m) each for a random A, so ||.||_F ~ n / sqrt(m): 0.47 at
+/// 2^22 x 1024, where ||.||_2 ~ 2 sqrt(n / m) = 0.03 and the row sum 0.38).
+inline constexpr double kJacobiCertificate = 0.5;
 
 /// The largest ||W^T W - I||_F accepted for the last CholeskyQR step's input W: then
 /// kappa_2(W)^2 <= (1 + 0.25) / (1 - 0.25) < 1.7, and CholeskyQR of W is as orthogonal as
@@ -107,11 +131,25 @@ void multiply_upper(const Context& ctx, MatrixView<const T> left, MatrixView<con
 /// and the second step, in full precision, corrects it; its certificate (||W^T W - I||_F
 /// <= 0.25) is the same test that accepts any CholeskyQR2 result. The caller retries in
 /// full precision when it fails (try_cholesky).
+///
+/// `block_jacobi_ok` (CholeskyQR2, n >= 2 kJacobiBlock: block_jacobi_shape): step 1 may be
+/// block-Jacobi preconditioned. D = the Cholesky factor of the first Gram matrix's diagonal
+/// blocks (kJacobiBlock columns), W = A D^{-1} by one product per block (n kJacobiBlock
+/// columns of work per row where R_1^{-1} takes n (n + kJacobiBlock) / 2), then step 2 as
+/// before on W, R = R_2 D. Taken only where D^{-T} G D^{-1} (G the first Gram matrix)
+/// predicts a W close to orthonormal (kJacobiPredicted): the blocks' columns may be as
+/// ill-conditioned as R_1 allows, but the blocks must be nearly orthogonal to each other
+/// (a random A: about m >= (1.8 (n - 128))^2, 2.6M rows at n = 1024, 0.48M at 512); else
+/// R_1 as before. Certified by kJacobiCertificate.
 template <class T>
 CholeskyQrOutcome cholesky_qr(const Context& ctx, MatrixView<const T> a, MatrixView<T> q,
                               bool shifted, bool keep_rejected, TsqrBuffers<T>& buf,
                               bool single_pass_ok = true, const char* unchecked = nullptr,
-                              bool low_first = false);
+                              bool low_first = false, bool block_jacobi_ok = true);
+
+/// Whether an m x n A is block-Jacobi's shape (n >= 2 kJacobiBlock, m >= 4 n) and
+/// GPUQR_CHOLQR_BLOCK_JACOBI (read on every call) is not "0"; "1" skips the prediction.
+bool block_jacobi_shape(std::int64_t m, std::int64_t n);
 
 /// Whether CholeskyQR2's first Gram matrix of an m x n A is taken in reduced precision
 /// (cholesky_qr's low_first): GPUQR_CHOLQR_LOW_GRAM=0/1 where set (read on every call:

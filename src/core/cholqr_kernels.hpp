@@ -20,14 +20,16 @@ namespace gpuqr::detail {
 
 /// Entries of the status vector (doubles, context memory) of cholesky_inverse.
 enum CholeskyStatus : int {
-  kStatusBreakdown = 0,   // 0: R and R^{-1} are valid and finite; k > 0: failed at column k
-                          // (k = n + 1: R^{-1} has a NaN/Inf, R is numerically singular)
-  kStatusOffset = 1,      // ||G - I||_F of the input Gram matrix (before the shift)
-  kStatusTrace = 2,       // trace(G) = ||A||_F^2
-  kStatusInverseNorm = 3, // ||R^{-1}||_F
-  kStatusMinDiag = 4,     // min_i |R(i, i)|
-  kStatusMaxDiag = 5,     // max_i |R(i, i)|
-  kStatusShift = 6,       // the shift added to G's diagonal
+  kStatusBreakdown = 0,    // 0: R and R^{-1} are valid and finite; k > 0: failed at column k
+                           // (k = n + 1: R^{-1} has a NaN/Inf, R is numerically singular)
+  kStatusOffset = 1,       // ||G - I||_F of the input Gram matrix (before the shift)
+  kStatusTrace = 2,        // trace(G) = ||A||_F^2
+  kStatusInverseNorm = 3,  // ||R^{-1}||_F
+  kStatusMinDiag = 4,      // min_i |R(i, i)|
+  kStatusMaxDiag = 5,      // max_i |R(i, i)|
+  kStatusShift = 6,        // the shift added to G's diagonal
+  kStatusRowSum = 7,       // gram_status only (0 from cholesky_inverse): max_j sum_i
+                           // |G(i, j) - delta_ij|, Gershgorin's bound of ||G - I||_2
   kStatusSize = 8,
 };
 
@@ -70,6 +72,10 @@ enum CholeskyStatus : int {
   template <class T>                                                                               \
   void cholesky_inverse(detail::ContextImpl& ctx, MatrixView<T> g, MatrixView<T> rinv,             \
                         double shift_factor, VectorView<double> status);                           \
+  /* The status of the n x n symmetric G without factoring it (kStatusSize doubles): its           \
+     offset ||G - I||_F, trace and row sum (kStatusRowSum), every other entry 0. G unchanged. */   \
+  template <class T>                                                                               \
+  void gram_status(detail::ContextImpl& ctx, MatrixView<const T> g, VectorView<double> status);    \
   /* C := alpha op(A) B, op(A) m x k, B k x n (GEMM); C must not overlap A or B. */                \
   template <class T>                                                                               \
   void multiply(detail::ContextImpl& ctx, Op op_a, MatrixView<const T> a, MatrixView<const T> b,   \
@@ -111,6 +117,7 @@ enum CholeskyStatus : int {
                                          MatrixView<const T>, MatrixView<T>);                      \
   template void cholesky_inverse<T>(detail::ContextImpl&, MatrixView<T>, MatrixView<T>, double,    \
                                     VectorView<double>);                                           \
+  template void gram_status<T>(detail::ContextImpl&, MatrixView<const T>, VectorView<double>);     \
   template void multiply<T>(detail::ContextImpl&, Op, MatrixView<const T>, MatrixView<const T>,    \
                             MatrixView<T>, double);                                                \
   template void multiply_in_place<T>(detail::ContextImpl&, MatrixView<T>, MatrixView<const T>);    \

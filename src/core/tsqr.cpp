@@ -201,8 +201,14 @@ bool try_cholesky(const Context& ctx, MatrixView<const T> a, MatrixView<T> q,
       unchecked = nullptr;  // its trace was finite, so A is (else cholesky_qr threw)
     }
     if (!out.ok) {
-      out = cholesky_qr<T>(ctx, a, q_out, shifted, keep, buf, single_pass_ok, unchecked);
+      // A block-Jacobi attempt that failed its certificate is not repeated.
+      out = cholesky_qr<T>(ctx, a, q_out, shifted, keep, buf, single_pass_ok, unchecked,
+                           /*low_first=*/false, /*block_jacobi_ok=*/!out.block_jacobi);
       unchecked = nullptr;
+    }
+    if (!out.ok && out.block_jacobi) {  // nothing was written (unless kept): once more with R_1
+      out = cholesky_qr<T>(ctx, a, q_out, shifted, keep, buf, single_pass_ok, nullptr,
+                           /*low_first=*/false, /*block_jacobi_ok=*/false);
     }
     if (out.condition_estimate > 0) info.condition_estimate = out.condition_estimate;
     if (out.ok || keep) {
@@ -210,6 +216,7 @@ bool try_cholesky(const Context& ctx, MatrixView<const T> a, MatrixView<T> q,
       info.method = method;
       info.orthogonality_certificate = out.last_offset;
       info.mixed_precision = out.low_first;
+      info.block_jacobi = out.block_jacobi;
       if (!out.ok) info.fallback_reason = out.reason + " (returned anyway: fallback off)";
       if (implicit != nullptr && out.single_pass) {
         *implicit = true;

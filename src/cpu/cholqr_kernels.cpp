@@ -211,6 +211,28 @@ void cholesky_inverse(detail::ContextImpl&, MatrixView<T> g, MatrixView<T> rinv,
 }
 
 template <class T>
+void gram_status(detail::ContextImpl&, MatrixView<const T> g, VectorView<double> status) {
+  double* s = status.data();
+  std::fill(s, s + detail::kStatusSize, 0.0);
+  const std::int64_t n = g.rows();
+  double offset = 0.0, trace = 0.0, row_sum = 0.0;
+  for (std::int64_t j = 0; j < n; ++j) {
+    double column = 0.0;  // G is symmetric: column j's sum is row j's
+    for (std::int64_t i = 0; i < n; ++i) {
+      const double e = double(g(i, j)) - (i == j ? 1.0 : 0.0);
+      offset += e * e;
+      column += std::abs(e);
+      if (i == j) trace += double(g(i, i));
+    }
+    // NaN-propagating max: a NaN entry must not read as a small sum.
+    row_sum = (column > row_sum || std::isnan(column)) ? column : row_sum;
+  }
+  s[detail::kStatusOffset] = std::sqrt(offset);
+  s[detail::kStatusTrace] = trace;
+  s[detail::kStatusRowSum] = row_sum;
+}
+
+template <class T>
 void multiply(detail::ContextImpl&, Op op_a, MatrixView<const T> a, MatrixView<const T> b,
               MatrixView<T> c, double alpha) {
   if (c.empty()) return;

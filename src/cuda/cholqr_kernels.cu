@@ -132,6 +132,57 @@ __global__ void gram_status_finish_kernel(T* g, std::int64_t ldg, std::int64_t n
       g[i + i * ldg] = static_cast<T>(static_cast<double>(g[i + i * ldg]) + shift);
 }
 
+/// max that keeps a NaN from either side (a NaN row sum must not read as a small one).
+struct NanMaxOp {
+  __device__ double operator()(double a, double b) const { return (a > b || a != a) ? a : b; }
+};
+
+/// gram_status: ||G - I||_F^2, trace and the largest column sum of |G - I| (G symmetric:
+/// the row sums), partial results by blocks (a column per block and stride), then one block.
+constexpr int kRowSumParts = 3;
+
+template <class T>
+__global__ void gram_row_sum_partial_kernel(const T* g, std::int64_t ldg, std::int64_t n,
+                                            double* part) {
+  double off = 0.0, tr = 0.0, most = 0.0;
+  for (std::int64_t j = blockIdx.x; j < n; j += gridDim.x) {  // uniform across the block
+    double column = 0.0;
+    for (std::int64_t i = threadIdx.x; i < n; i += blockDim.x) {
+      const double v = static_cast<double>(g[i + j * ldg]);
+      const double e = v - (i == j ? 1.0 : 0.0);
+      off += e * e;
+      column += fabs(e);
+      if (i == j) tr += v;
+    }
+    most = NanMaxOp()(most, block_reduce(column, SumOp(), 0.0));
+  }
+  off = block_reduce(off, SumOp(), 0.0);
+  tr = block_reduce(tr, SumOp(), 0.0);
+  if (threadIdx.x == 0) {
+    part[kRowSumParts * blockIdx.x] = off;
+    part[kRowSumParts * blockIdx.x + 1] = tr;
+    part[kRowSumParts * blockIdx.x + 2] = most;
+  }
+}
+
+__global__ void gram_row_sum_finish_kernel(const double* part, int parts, double* status) {
+  double off = 0.0, tr = 0.0, most = 0.0;
+  for (int b = threadIdx.x; b < parts; b += blockDim.x) {
+    off += part[kRowSumParts * b];
+    tr += part[kRowSumParts * b + 1];
+    most = NanMaxOp()(most, part[kRowSumParts * b + 2]);
+  }
+  off = block_reduce(off, SumOp(), 0.0);
+  tr = block_reduce(tr, SumOp(), 0.0);
+  most = block_reduce(most, NanMaxOp(), 0.0);
+  if (threadIdx.x == 0) {
+    for (int k = 0; k < detail::kStatusSize; ++k) status[k] = 0.0;
+    status[detail::kStatusOffset] = sqrt(off);
+    status[detail::kStatusTrace] = tr;
+    status[detail::kStatusRowSum] = most;
+  }
+}
+
 /// After potrf and the inverse: zeros below both diagonals, ||R^{-1}||_F, min/max |R(i,i)|,
 /// and the breakdown entry (potrf's info, or n + 1 when R^{-1} is not finite): partial
 /// results by kStatusBlocks blocks, then one block.
@@ -407,6 +458,20 @@ void cholesky_inverse(detail::ContextImpl& ctx, MatrixView<T> g, MatrixView<T> r
   GPUQR_CUDA_CHECK_LAUNCH(ctx.stream);
   cholesky_post_finish_kernel<<<1, kThreads, 0, ctx.stream>>>(n, part, blocks, dev_info(ctx),
                                                               status.data());
+  GPUQR_CUDA_CHECK_LAUNCH(ctx.stream);
+}
+
+template <class T>
+void gram_status(detail::ContextImpl& ctx, MatrixView<const T> g, VectorView<double> status) {
+  const std::int64_t n = g.rows();
+  DeviceGuard guard(ctx.device);
+  const int blocks =
+      static_cast<int>(std::max<std::int64_t>(1, std::min<std::int64_t>(n, kStatusBlocks)));
+  double* part = static_cast<double*>(
+      detail::cuda_workspace(ctx, std::size_t(blocks) * kRowSumParts * sizeof(double)));
+  gram_row_sum_partial_kernel<T><<<blocks, kThreads, 0, ctx.stream>>>(g.data(), g.ld(), n, part);
+  GPUQR_CUDA_CHECK_LAUNCH(ctx.stream);
+  gram_row_sum_finish_kernel<<<1, kThreads, 0, ctx.stream>>>(part, blocks, status.data());
   GPUQR_CUDA_CHECK_LAUNCH(ctx.stream);
 }
 

@@ -42,6 +42,10 @@ void cholesky_inverse(detail::ContextImpl&, MatrixView<T>, MatrixView<T>, double
   not_compiled("cuda cholesky_inverse");
 }
 template <class T>
+void gram_status(detail::ContextImpl&, MatrixView<const T>, VectorView<double>) {
+  not_compiled("cuda gram_status");
+}
+template <class T>
 void multiply(detail::ContextImpl&, Op, MatrixView<const T>, MatrixView<const T>, MatrixView<T>,
               double) {
   not_compiled("cuda multiply");

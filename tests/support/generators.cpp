@@ -105,6 +105,29 @@ Matrix<T> make_matrix(MatrixKind kind, std::int64_t m, std::int64_t n, std::uint
 }
 
 template <class T>
+Matrix<T> block_orthogonal_matrix(std::int64_t m, std::int64_t n, std::int64_t nb,
+                                  std::uint64_t seed, double cond) {
+  const Matrix<double> u = random_orthonormal(m, n, seed);
+  Matrix<double> a(m, n);
+  std::fill(a.data(), a.data() + m * n, 0.0);
+  for (std::int64_t j0 = 0; j0 < n; j0 += nb) {
+    const std::int64_t jb = std::min(nb, n - j0);
+    std::vector<double> s(static_cast<std::size_t>(jb));
+    for (std::int64_t i = 0; i < jb; ++i)
+      s[i] = std::pow(cond, -static_cast<double>(i) / std::max<double>(jb - 1, 1));
+    const Matrix<double> b = svd_product(jb, jb, s, seed + 7 + std::uint64_t(j0));
+    for (std::int64_t j = 0; j < jb; ++j)
+      for (std::int64_t p = 0; p < jb; ++p) {
+        const double bpj = b(p, j);
+        const double* up = &u(0, j0 + p);
+        double* aj = &a(0, j0 + j);
+        for (std::int64_t i = 0; i < m; ++i) aj[i] += up[i] * bpj;
+      }
+  }
+  return from_double<T>(a);
+}
+
+template <class T>
 Padded<T> padded_copy(MatrixView<const T> a, std::int64_t pad) {
   Padded<T> p{Matrix<T>(a.rows() + pad, a.cols()), {}};
   // Poison the padding so that an ld mistake shows.
@@ -132,11 +155,13 @@ Matrix<T> apply_explicit_q(Side side, Op op, const Matrix<T>& q, const Matrix<T>
   return out;
 }
 
-#define GPUQR_INSTANTIATE_GENERATORS(T)                                                     \
-  template Matrix<T> make_matrix<T>(MatrixKind, std::int64_t, std::int64_t, std::uint64_t,  \
-                                    double);                                                \
-  template Matrix<T> random_matrix<T>(std::int64_t, std::int64_t, std::uint64_t);           \
-  template Padded<T> padded_copy<T>(MatrixView<const T>, std::int64_t);                     \
+#define GPUQR_INSTANTIATE_GENERATORS(T)                                                    \
+  template Matrix<T> make_matrix<T>(MatrixKind, std::int64_t, std::int64_t, std::uint64_t, \
+                                    double);                                               \
+  template Matrix<T> random_matrix<T>(std::int64_t, std::int64_t, std::uint64_t);          \
+  template Matrix<T> block_orthogonal_matrix<T>(std::int64_t, std::int64_t, std::int64_t,  \
+                                                std::uint64_t, double);                    \
+  template Padded<T> padded_copy<T>(MatrixView<const T>, std::int64_t);                    \
   template Matrix<T> apply_explicit_q<T>(Side, Op, const Matrix<T>&, const Matrix<T>&);
 
 GPUQR_INSTANTIATE_GENERATORS(float)

@@ -23,6 +23,14 @@ template <class T>
 Matrix<T> make_matrix(MatrixKind kind, std::int64_t m, std::int64_t n, std::uint64_t seed,
                       double cond = 1e6);
 
+/// U diag(B_1, ..., B_k): U m x n with orthonormal columns, B_i nb x nb (the last one
+/// smaller when nb does not divide n) with singular values geometric from 1 to 1 / cond, so
+/// that kappa_2 = cond and the column blocks are orthogonal to each other (block-Jacobi's
+/// best case). Computed in double, host memory.
+template <class T>
+Matrix<T> block_orthogonal_matrix(std::int64_t m, std::int64_t n, std::int64_t nb,
+                                  std::uint64_t seed, double cond);
+
 /// Entries uniform in (-1, 1) (never exactly zero), host memory.
 template <class T>
 Matrix<T> random_matrix(std::int64_t m, std::int64_t n, std::uint64_t seed);
