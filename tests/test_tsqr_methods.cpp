@@ -785,9 +785,12 @@ TEST_P(TsqrMethods, MixedPrecisionCholeskyQr2) {
 // the knob GPUQR_CHOLQR_BLOCK_JACOBI=0 and =1):
 // - on inputs whose 128-column blocks are orthogonal to each other but each ill-conditioned
 //   (block_orthogonal_matrix, kappa 1e2 and 1e6 in double, 1e2 and 1e3 in float; 3.5 blocks)
-//   it must be taken in all three forms (explicit Q, geqrf's form, TallSkinnyQR's implicit
-//   Q, borrowed) and hold LAPACK's bounds. On CUDA at kappa 1e6 the TF32 Gram matrix cannot
-//   precondition (the mixed attempt fails): it must be the full-precision rerun's choice.
+//   it must hold LAPACK's bounds in all three forms (explicit Q, geqrf's form, TallSkinnyQR's
+//   implicit Q, borrowed), and be taken wherever the Gram matrix's own precision predicts it
+//   reliably (u kappa^2 <= 1e-3: not float at 1e3, whose D^{-T} G D^{-1} errs by ~0.06 in
+//   each block; it was taken on the CPU and not on CUDA, and may go either way). On CUDA at
+//   kappa 1e6 in double the TF32 Gram matrix cannot precondition (the mixed attempt fails):
+//   it must be the full-precision rerun's choice.
 // - turned off, the same input must not take it and still hold the bounds;
 // - on a random input of this height the blocks are not orthogonal enough (row sum of
 //   W^T W - I ~ (n - 128) sqrt(2 / pi) / sqrt(m) > 0.45): the default must not take it, and
@@ -799,7 +802,8 @@ TEST_P(TsqrMethods, BlockJacobiCholeskyQr2) {
     const bool fp32 = sizeof(T) == 4;
     const double eps = accuracy::eps<T>();
     std::uint64_t seed = 2500;
-    const auto check_all = [&](const Matrix<T>& a, bool expect, const char* what) {
+    // expect: 1 taken, 0 not taken, -1 either.
+    const auto check_all = [&](const Matrix<T>& a, int expect, const char* what) {
       SCOPED_TRACE(what);
       const MethodRun run = run_explicit<T>(ctx(), a, with(TsqrMethod::automatic));
       EXPECT_LT(track("block-Jacobi CholeskyQR2 explicit orthogonality",
@@ -825,7 +829,7 @@ TEST_P(TsqrMethods, BlockJacobiCholeskyQr2) {
       for (const TsqrInfo* info : {&run.info, &geqrf_info, &qr.info()}) {
         EXPECT_EQ(info->method, TsqrMethod::cholesky_qr2) << info->fallback_reason;
         EXPECT_TRUE(info->fallback_reason.empty()) << info->fallback_reason;
-        EXPECT_EQ(info->block_jacobi, expect);
+        if (expect >= 0) EXPECT_EQ(info->block_jacobi, expect == 1);
       }
       return run;
     };
@@ -834,19 +838,19 @@ TEST_P(TsqrMethods, BlockJacobiCholeskyQr2) {
       const Matrix<T> a = block_orthogonal_matrix<T>(m, n, 128, seed++, cond);
       {
         const EnvKnob unset("GPUQR_CHOLQR_BLOCK_JACOBI", "");
-        const MethodRun run = check_all(a, true, "default");
+        const MethodRun run = check_all(a, fp32 && cond > 1e2 ? -1 : 1, "default");
         if (ctx().is_cuda() && !fp32 && cond > 1e3) EXPECT_FALSE(run.info.mixed_precision);
       }
       const EnvKnob off("GPUQR_CHOLQR_BLOCK_JACOBI", "0");
-      check_all(a, false, "off");
+      check_all(a, 0, "off");
     }
     const Matrix<T> a = make_matrix<T>(MatrixKind::random, m, n, seed++);
     {
       const EnvKnob unset("GPUQR_CHOLQR_BLOCK_JACOBI", "");
-      check_all(a, false, "random, default");
+      check_all(a, 0, "random, default");
     }
     const EnvKnob forced("GPUQR_CHOLQR_BLOCK_JACOBI", "1");
-    check_all(a, false, "random, forced");
+    check_all(a, 0, "random, forced");
   }));
 }
 
