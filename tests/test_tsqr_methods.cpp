@@ -660,6 +660,42 @@ TEST_P(TsqrMethods, BorrowedInputFallsBackToACopy) {
   }));
 }
 
+/// The three outputs of a wide CholeskyQR2 on `a`, each against LAPACK's bounds (tracked as
+/// "<label> ..."): the explicit Q (method automatic), geqrf's form (cholesky_qr2, by orhr_col)
+/// and TallSkinnyQR's implicit Q (A borrowed; apply_qt(A) against R).
+struct ThreeForms {
+  MethodRun run;
+  TsqrInfo geqrf, implicit;
+};
+template <class T>
+ThreeForms check_three_forms(Context& ctx, const Matrix<T>& a, const std::string& label) {
+  const std::int64_t m = a.rows(), n = a.cols();
+  const double eps = accuracy::eps<T>();
+  ThreeForms out;
+  out.run = run_explicit<T>(ctx, a, with(TsqrMethod::automatic));
+  EXPECT_LT(track(label + " explicit orthogonality",
+                  out.run.orth / (std::sqrt(double(n)) * m * eps)),
+            kLapackBound);
+  EXPECT_LT(track(label + " explicit residual", out.run.res / (m * eps)), kLapackBound);
+  Matrix<T> f = to_ctx<T>(ctx, a.view());
+  Matrix<T> tau(n, 1, f.space(), f.device());
+  out.geqrf =
+      tsqr_geqrf<T>(ctx, f.view(), VectorView<T>(tau.data(), n, tau.space(), tau.device()),
+                    with(TsqrMethod::cholesky_qr2));
+  check_geqrf_form<T>(ctx, a, f, tau, label + " geqrf's form");
+  const Matrix<T> a_ctx = to_ctx<T>(ctx, a.view());
+  TsqrOptions options;
+  options.borrow_input = true;
+  const TallSkinnyQR<T> qr(ctx, a_ctx.view(), options);
+  const Matrix<T> r = to_host(ctx, qr.matrix_r());
+  const Matrix<T> qta = to_host(ctx, qr.apply_qt(a_ctx.view()));
+  EXPECT_LT(track(label + " apply_qt(A) - R",
+                  accuracy::relative_difference<T>(qta.view(), r.view()) / (m * eps)),
+            kLapackBound);
+  out.implicit = qr.info();
+  return out;
+}
+
 // CholeskyQR2 on wide tall shapes (n > 128; on CUDA m >= 65536, where A X is formed by
 // block-column GEMMs and the explicit Q takes the two-step form, Q = W R_2^{-1} out of
 // place): the explicit Q, geqrf's form (orhr_col of W R_2^{-1}) and TallSkinnyQR's implicit
@@ -729,36 +765,19 @@ TEST_P(TsqrMethods, MixedPrecisionCholeskyQr2) {
                               MatrixKind::ill_conditioned, MatrixKind::rank_deficient}) {
         SCOPED_TRACE(to_string(kind));
         const Matrix<T> a = make_matrix<T>(kind, m, n, seed++, fp32 ? 1e3 : 1e6);
-        const MethodRun run = run_explicit<T>(ctx(), a, with(TsqrMethod::automatic));
-        EXPECT_LT(track("mixed CholeskyQR2 explicit orthogonality",
-                        run.orth / (std::sqrt(double(n)) * m * eps)),
-                  kLapackBound);
-        EXPECT_LT(track("mixed CholeskyQR2 explicit residual", run.res / (m * eps)),
-                  kLapackBound);
-        Matrix<T> f = to_ctx<T>(ctx(), a.view());
-        Matrix<T> tau(n, 1, f.space(), f.device());
-        const TsqrInfo geqrf_info = tsqr_geqrf<T>(
-            ctx(), f.view(), VectorView<T>(tau.data(), n, tau.space(), tau.device()),
-            with(TsqrMethod::cholesky_qr2));
-        check_geqrf_form<T>(ctx(), a, f, tau, "mixed CholeskyQR2 geqrf's form");
-        const Matrix<T> a_ctx = to_ctx<T>(ctx(), a.view());
-        TsqrOptions options;
-        options.borrow_input = true;
-        const TallSkinnyQR<T> qr(ctx(), a_ctx.view(), options);
-        const Matrix<T> r = to_host(ctx(), qr.matrix_r());
-        const Matrix<T> qta = to_host(ctx(), qr.apply_qt(a_ctx.view()));
-        EXPECT_LT(track("mixed CholeskyQR2 apply_qt(A) - R",
-                        accuracy::relative_difference<T>(qta.view(), r.view()) / (m * eps)),
-                  kLapackBound);
+        const ThreeForms forms = check_three_forms<T>(ctx(), a, "mixed CholeskyQR2");
+        const MethodRun& run = forms.run;
+        const TsqrInfo& geqrf_info = forms.geqrf;
+        const TsqrInfo& implicit_info = forms.implicit;
         if (kind == MatrixKind::random) {
-          for (const TsqrInfo* info : {&run.info, &geqrf_info, &qr.info()}) {
+          for (const TsqrInfo* info : {&run.info, &geqrf_info, &implicit_info}) {
             EXPECT_EQ(info->method, TsqrMethod::cholesky_qr2) << info->fallback_reason;
             EXPECT_TRUE(info->mixed_precision) << "the reduced-precision Gram was not taken";
           }
-          EXPECT_TRUE(qr.info().input_borrowed);
+          EXPECT_TRUE(implicit_info.input_borrowed);
         }
         if (kind == MatrixKind::ill_conditioned) {
-          for (const TsqrInfo* info : {&run.info, &geqrf_info, &qr.info()}) {
+          for (const TsqrInfo* info : {&run.info, &geqrf_info, &implicit_info}) {
             EXPECT_EQ(info->method, TsqrMethod::cholesky_qr2) << info->fallback_reason;
             EXPECT_TRUE(info->fallback_reason.empty()) << info->fallback_reason;
             // FP64 at kappa 1e6 must be redone in full precision. FP32 at 1e3 (the most its
@@ -805,33 +824,13 @@ TEST_P(TsqrMethods, BlockJacobiCholeskyQr2) {
     // expect: 1 taken, 0 not taken, -1 either.
     const auto check_all = [&](const Matrix<T>& a, int expect, const char* what) {
       SCOPED_TRACE(what);
-      const MethodRun run = run_explicit<T>(ctx(), a, with(TsqrMethod::automatic));
-      EXPECT_LT(track("block-Jacobi CholeskyQR2 explicit orthogonality",
-                      run.orth / (std::sqrt(double(n)) * m * eps)),
-                kLapackBound);
-      EXPECT_LT(track("block-Jacobi CholeskyQR2 explicit residual", run.res / (m * eps)),
-                kLapackBound);
-      Matrix<T> f = to_ctx<T>(ctx(), a.view());
-      Matrix<T> tau(n, 1, f.space(), f.device());
-      const TsqrInfo geqrf_info =
-          tsqr_geqrf<T>(ctx(), f.view(), VectorView<T>(tau.data(), n, tau.space(), tau.device()),
-                        with(TsqrMethod::cholesky_qr2));
-      check_geqrf_form<T>(ctx(), a, f, tau, "block-Jacobi CholeskyQR2 geqrf's form");
-      const Matrix<T> a_ctx = to_ctx<T>(ctx(), a.view());
-      TsqrOptions options;
-      options.borrow_input = true;
-      const TallSkinnyQR<T> qr(ctx(), a_ctx.view(), options);
-      const Matrix<T> r = to_host(ctx(), qr.matrix_r());
-      const Matrix<T> qta = to_host(ctx(), qr.apply_qt(a_ctx.view()));
-      EXPECT_LT(track("block-Jacobi CholeskyQR2 apply_qt(A) - R",
-                      accuracy::relative_difference<T>(qta.view(), r.view()) / (m * eps)),
-                kLapackBound);
-      for (const TsqrInfo* info : {&run.info, &geqrf_info, &qr.info()}) {
+      const ThreeForms forms = check_three_forms<T>(ctx(), a, "block-Jacobi CholeskyQR2");
+      for (const TsqrInfo* info : {&forms.run.info, &forms.geqrf, &forms.implicit}) {
         EXPECT_EQ(info->method, TsqrMethod::cholesky_qr2) << info->fallback_reason;
         EXPECT_TRUE(info->fallback_reason.empty()) << info->fallback_reason;
         if (expect >= 0) EXPECT_EQ(info->block_jacobi, expect == 1);
       }
-      return run;
+      return forms.run;
     };
     for (const double cond : {1e2, fp32 ? 1e3 : 1e6}) {
       SCOPED_TRACE("kappa " + std::to_string(cond));
