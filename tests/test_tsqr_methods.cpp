@@ -673,15 +673,14 @@ ThreeForms check_three_forms(Context& ctx, const Matrix<T>& a, const std::string
   const double eps = accuracy::eps<T>();
   ThreeForms out;
   out.run = run_explicit<T>(ctx, a, with(TsqrMethod::automatic));
-  EXPECT_LT(track(label + " explicit orthogonality",
-                  out.run.orth / (std::sqrt(double(n)) * m * eps)),
-            kLapackBound);
+  EXPECT_LT(
+      track(label + " explicit orthogonality", out.run.orth / (std::sqrt(double(n)) * m * eps)),
+      kLapackBound);
   EXPECT_LT(track(label + " explicit residual", out.run.res / (m * eps)), kLapackBound);
   Matrix<T> f = to_ctx<T>(ctx, a.view());
   Matrix<T> tau(n, 1, f.space(), f.device());
-  out.geqrf =
-      tsqr_geqrf<T>(ctx, f.view(), VectorView<T>(tau.data(), n, tau.space(), tau.device()),
-                    with(TsqrMethod::cholesky_qr2));
+  out.geqrf = tsqr_geqrf<T>(ctx, f.view(), VectorView<T>(tau.data(), n, tau.space(), tau.device()),
+                            with(TsqrMethod::cholesky_qr2));
   check_geqrf_form<T>(ctx, a, f, tau, label + " geqrf's form");
   const Matrix<T> a_ctx = to_ctx<T>(ctx, a.view());
   TsqrOptions options;
